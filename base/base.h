@@ -1,0 +1,171 @@
+/* SPDX-License-Identifier: MIT */
+/* base: async-signal-safe primitives (syscalls, safe memory reads, formatting, memory maps). */
+#ifndef FAULTLINE_BASE_H
+#define FAULTLINE_BASE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "faultline/faultline.h"
+
+#define FL_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+
+/* ---- Overflow-checked address arithmetic (AS-SAFE) ---- */
+
+/* *out = a + b; false on overflow. */
+static inline bool fl_add_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_add_overflow(a, b, out);
+}
+/* *out = a * b; false on overflow. */
+static inline bool fl_mul_u64(uint64_t a, uint64_t b, uint64_t *out) {
+    return !__builtin_mul_overflow(a, b, out);
+}
+/* True when [off, off+len) lies within [0, size). */
+static inline bool fl_range_ok(uint64_t off, uint64_t len, uint64_t size) {
+    return off <= size && len <= size - off;
+}
+
+/* ---- Strings and numbers, no libc formatting (AS-SAFE) ---- */
+
+size_t fl_strlen(const char *s);                          /* AS-SAFE */
+size_t fl_strnlen(const char *s, size_t max);             /* AS-SAFE */
+int fl_strcmp(const char *a, const char *b);              /* AS-SAFE */
+/* Copies at most cap-1 bytes and always terminates (cap > 0). Returns strlen(src) like strlcpy. */
+size_t fl_strlcpy(char *dst, const char *src, size_t cap); /* AS-SAFE */
+void *fl_memcpy(void *dst, const void *src, size_t n);   /* AS-SAFE */
+void *fl_memset(void *dst, int c, size_t n);             /* AS-SAFE */
+int fl_memcmp(const void *a, const void *b, size_t n);   /* AS-SAFE */
+/* Writes the decimal/hex form of v into buf (cap >= 21/17 + 1 suffices), NUL-terminated.
+ * Returns the length written, or 0 if cap was too small. AS-SAFE. */
+size_t fl_fmt_u64(char *buf, size_t cap, uint64_t v);
+size_t fl_fmt_i64(char *buf, size_t cap, int64_t v);
+size_t fl_fmt_hex(char *buf, size_t cap, uint64_t v); /* no "0x" prefix, lowercase */
+/* Parses hex digits at *s (no prefix), advances *s past them; false if none. AS-SAFE. */
+bool fl_parse_hex(const char **s, const char *end, uint64_t *out);
+
+/* A bounded string builder over a caller's buffer: appends truncate silently and the result
+ * is always NUL-terminated. AS-SAFE. */
+typedef struct fl_strbuf {
+    char *buf;
+    size_t cap;
+    size_t len;
+} fl_strbuf_t;
+void fl_strbuf_init(fl_strbuf_t *sb, char *buf, size_t cap); /* AS-SAFE */
+void fl_strbuf_puts(fl_strbuf_t *sb, const char *s);         /* AS-SAFE */
+void fl_strbuf_putu(fl_strbuf_t *sb, uint64_t v);            /* AS-SAFE */
+void fl_strbuf_putx(fl_strbuf_t *sb, uint64_t v);            /* AS-SAFE; "0x" + hex */
+
+/* ---- Raw system calls (AS-SAFE; return -errno on failure, never touch errno) ---- */
+
+long fl_sys_write(int fd, const void *buf, size_t len);   /* AS-SAFE */
+/* Writes all of buf, retrying on EINTR and short writes; 0 or -errno. AS-SAFE. */
+long fl_sys_write_all(int fd, const void *buf, size_t len);
+long fl_sys_read(int fd, void *buf, size_t len);          /* AS-SAFE */
+long fl_sys_pread(int fd, void *buf, size_t len, int64_t off); /* AS-SAFE */
+long fl_sys_openat(int dirfd, const char *path, int flags, int mode); /* AS-SAFE */
+long fl_sys_close(int fd);                                /* AS-SAFE */
+long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */
+long fl_sys_unlinkat(int dirfd, const char *path, int flags); /* AS-SAFE */
+long fl_sys_fsync(int fd);                                /* AS-SAFE */
+long fl_sys_getpid(void);                                 /* AS-SAFE */
+long fl_sys_gettid(void);                                 /* AS-SAFE */
+long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
+long fl_sys_clock_gettime(int clk, uint64_t *ns);         /* AS-SAFE; ns since the clock's epoch */
+long fl_sys_getrandom(void *buf, size_t len, unsigned flags); /* AS-SAFE */
+long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
+long fl_sys_process_vm_readv_self(void *dst, uint64_t src, size_t len); /* AS-SAFE */
+long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
+long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
+long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
+/* Sleeps; returns early on a signal. AS-SAFE. */
+long fl_sys_nanosleep(uint64_t ns);
+/* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
+void fl_log_stderr(const char *msg);
+
+/* ---- The memory reader (LLVM libunwind's AddressSpace, Crashpad's ProcessMemory) ---- */
+
+/* A source of bytes at 64-bit addresses: the live process (through the safe reader) or a
+ * buffer/file image. Parsers in elf/ and macho/ read only through this. */
+typedef struct fl_reader fl_reader_t;
+struct fl_reader {
+    /* Copies len bytes at addr into dst: 0, FL_EFAULT (unreadable) or FL_EINVAL. */
+    int (*read)(const fl_reader_t *r, uint64_t addr, void *dst, size_t len);
+    const void *base;  /* buffer readers: the bytes */
+    uint64_t size;     /* buffer readers: their count */
+    uint64_t origin;   /* buffer readers: the address of base[0] */
+};
+
+/* Reads through r; AS-SAFE when r is AS-SAFE (the live reader and buffer readers are). */
+static inline int fl_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
+    return r->read(r, addr, dst, len);
+}
+int fl_read_u64(const fl_reader_t *r, uint64_t addr, uint64_t *out); /* AS-SAFE */
+int fl_read_u32(const fl_reader_t *r, uint64_t addr, uint32_t *out); /* AS-SAFE */
+/* Reads a NUL-terminated string of at most cap-1 bytes; FL_ERANGE if no NUL within cap-1
+ * (dst then holds the truncated prefix, terminated). AS-SAFE. */
+int fl_read_cstr(const fl_reader_t *r, uint64_t addr, char *dst, size_t cap);
+
+/* A reader over [buf, buf+size) that answers for addresses [origin, origin+size). AS-SAFE. */
+void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint64_t origin);
+
+/* The live process's safe reader: reads memory of unknown validity without faulting.
+ * fl_memory_init probes the methods at install time (process_vm_readv on self, which qemu-user
+ * and some seccomp policies refuse; then write() into a pre-opened pipe, which the kernel
+ * validates) and keeps the first that works. NOT AS-SAFE (opens a pipe). */
+typedef enum { FL_MEMORY_NONE = 0, FL_MEMORY_VM_READV = 1, FL_MEMORY_PIPE = 2 } fl_memory_method_t;
+int fl_memory_init(fl_memory_method_t force /* NONE = probe */);
+fl_memory_method_t fl_memory_method(void);       /* AS-SAFE */
+const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memory_init */
+
+/* ---- Memory maps of the live process ---- */
+
+#define FL_MAPS_MAX 8192u
+#define FL_MAP_R 1u
+#define FL_MAP_W 2u
+#define FL_MAP_X 4u
+
+typedef struct fl_map {
+    uint64_t start, end, offset;
+    uint32_t perms;    /* FL_MAP_* */
+    uint32_t name_off; /* offset of the NUL-terminated path in fl_maps_t.names, or UINT32_MAX */
+} fl_map_t;
+
+typedef struct fl_maps {
+    fl_map_t map[FL_MAPS_MAX];
+    unsigned count;
+    bool truncated;          /* more mappings than FL_MAPS_MAX or names than fit */
+    char names[128 * 1024];
+    uint32_t names_len;
+} fl_maps_t;
+
+/* Parses /proc/self/maps into m with raw syscalls and a caller-supplied scratch buffer
+ * (scratch_len >= 4096). AS-SAFE. Needs one free file descriptor. */
+int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len);
+/* The mapping containing addr, or NULL. Binary search; AS-SAFE. */
+const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr);
+const char *fl_maps_name(const fl_maps_t *m, const fl_map_t *map); /* AS-SAFE; "" if none */
+
+/* ---- Fault guard: recover from a fault inside code we cannot make read safely ----
+ * LLVM libunwind dereferences memory directly. Around such calls the crash path opens a guard;
+ * if the guarded code faults, the crash handler (which sees the nested signal) jumps back to
+ * the guard instead of dying, and the guarded call reports failure. One guard per thread id. */
+#include <setjmp.h>
+typedef struct fl_guard {
+    sigjmp_buf env;
+    volatile int tid;   /* owner while active, 0 when idle */
+    volatile int fired; /* set by fl_guard_recover when it jumps */
+} fl_guard_t;
+
+/* Opens a guard: evaluates true on entry, false after a recovered fault. Use as
+ *   if (FL_GUARD_ENTER(g)) { risky(); } FL_GUARD_LEAVE(g);
+ * AS-SAFE. (sigsetjmp must run in the caller's frame, hence a macro.) */
+#define FL_GUARD_ENTER(g) (fl_guard_arm(g), sigsetjmp((g)->env, 1) == 0)
+#define FL_GUARD_LEAVE(g) fl_guard_disarm(g)
+void fl_guard_arm(fl_guard_t *g);    /* AS-SAFE */
+void fl_guard_disarm(fl_guard_t *g); /* AS-SAFE */
+/* Called from a signal handler for a synchronous fault: if this thread has an armed guard,
+ * jumps back to it (does not return); otherwise returns. AS-SAFE. */
+void fl_guard_recover(void);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+/* Platform capability macros: the one header that maps the target to what it has. */
+#ifndef FAULTLINE_BASE_CONFIG_H
+#define FAULTLINE_BASE_CONFIG_H
+#if defined(__linux__)
+#define FL_HAVE_PROC_MAPS 1
+#define FL_HAVE_ELF 1
+#elif defined(__APPLE__)
+#define FL_HAVE_MACH 1
+#define FL_HAVE_COMPACT_UNWIND 1
+#else
+#error "faultline: unsupported operating system"
+#endif
+#if defined(__x86_64__)
+#define FL_ARCH_X86_64 1
+#elif defined(__aarch64__)
+#define FL_ARCH_ARM64 1
+#else
+#error "faultline: unsupported architecture"
+#endif
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+/* fl_strerror: one static message per FL_E* code. */
+#include "base/base.h"
+
+const char *fl_strerror(int err) {
+    switch (err) {
+    case FL_OK: return "success";
+    case FL_EINVAL: return "invalid argument";
+    case FL_ENOMEM: return "out of memory";
+    case FL_EFAULT: return "memory could not be read";
+    case FL_EBADDATA: return "malformed data";
+    case FL_ENOTFOUND: return "not found";
+    case FL_ERANGE: return "a limit was reached";
+    case FL_EIO: return "input/output error";
+    case FL_EBUSY: return "already installed or busy";
+    case FL_ENOSYS: return "not supported on this platform";
+    case FL_ETRUNCATED: return "report is truncated";
+    case FL_ENOTREPORT: return "not a faultline report";
+    case FL_EVERSION: return "report format version is newer than this reader";
+    case FL_ESTATE: return "faultline is not installed";
+    default: return "unknown error";
+    }
+}

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/* Raw Linux system calls: return -errno on failure and leave errno as the interrupted code had it. */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/futex.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+/* syscall(2) is a thin trap wrapper; it only reports through errno, which we save and restore so
+ * a signal handler never changes the errno of the code it interrupted. */
+static long sys6(long nr, long a, long b, long c, long d, long e, long f) {
+    int saved = errno;
+    long r = syscall(nr, a, b, c, d, e, f);
+    if (r == -1) r = -(long)errno;
+    errno = saved;
+    return r;
+}
+#define SYS(nr, a, b, c, d, e, f) sys6((nr), (long)(a), (long)(b), (long)(c), (long)(d), (long)(e), (long)(f))
+
+long fl_sys_write(int fd, const void *buf, size_t len) { return SYS(SYS_write, fd, buf, len, 0, 0, 0); }
+long fl_sys_read(int fd, void *buf, size_t len) { return SYS(SYS_read, fd, buf, len, 0, 0, 0); }
+long fl_sys_pread(int fd, void *buf, size_t len, int64_t off) {
+    return SYS(SYS_pread64, fd, buf, len, off, 0, 0);
+}
+
+long fl_sys_write_all(int fd, const void *buf, size_t len) {
+    const char *p = buf;
+    unsigned stalls = 0;
+    while (len) {
+        long n = fl_sys_write(fd, p, len);
+        if (n == -EINTR || n == 0) {
+            if (++stalls > 100) return -EIO; /* bounded: never spin on a stuck descriptor */
+            continue;
+        }
+        if (n < 0) return n;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
+    return SYS(SYS_openat, dirfd, path, flags, mode, 0, 0);
+}
+long fl_sys_close(int fd) { return SYS(SYS_close, fd, 0, 0, 0, 0, 0); }
+long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp) {
+#ifdef SYS_renameat
+    return SYS(SYS_renameat, olddir, oldp, newdir, newp, 0, 0);
+#else /* arm64 has only renameat2 */
+    return SYS(SYS_renameat2, olddir, oldp, newdir, newp, 0, 0);
+#endif
+}
+long fl_sys_unlinkat(int dirfd, const char *path, int flags) {
+    return SYS(SYS_unlinkat, dirfd, path, flags, 0, 0, 0);
+}
+long fl_sys_fsync(int fd) { return SYS(SYS_fsync, fd, 0, 0, 0, 0, 0); }
+long fl_sys_getpid(void) { return SYS(SYS_getpid, 0, 0, 0, 0, 0, 0); }
+long fl_sys_gettid(void) { return SYS(SYS_gettid, 0, 0, 0, 0, 0, 0); }
+long fl_sys_tgkill(int tgid, int tid, int sig) { return SYS(SYS_tgkill, tgid, tid, sig, 0, 0, 0); }
+
+long fl_sys_clock_gettime(int clk, uint64_t *ns) {
+    struct timespec ts;
+    long r = SYS(SYS_clock_gettime, clk, &ts, 0, 0, 0, 0);
+    if (r == 0) *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return r;
+}
+
+long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
+    return SYS(SYS_getrandom, buf, len, flags, 0, 0, 0);
+}
+
+long fl_sys_prctl_get_name(char name[16]) {
+    name[0] = 0;
+    long r = SYS(SYS_prctl, PR_GET_NAME, name, 0, 0, 0, 0);
+    name[15] = 0;
+    return r;
+}
+
+long fl_sys_process_vm_readv_self(void *dst, uint64_t src, size_t len) {
+    struct iovec local = {dst, len};
+    struct iovec remote = {(void *)(uintptr_t)src, len};
+    return SYS(SYS_process_vm_readv, SYS(SYS_getpid, 0, 0, 0, 0, 0, 0), &local, 1, &remote, 1, 0);
+}
+
+long fl_sys_pipe2(int fds[2], int flags) { return SYS(SYS_pipe2, fds, flags, 0, 0, 0, 0); }
+
+long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns) {
+    struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};
+    return SYS(SYS_futex, addr, FUTEX_WAIT_PRIVATE, val, &ts, 0, 0);
+}
+
+long fl_sys_futex_wake(volatile int *addr, int count) {
+    return SYS(SYS_futex, addr, FUTEX_WAKE_PRIVATE, count, 0, 0, 0);
+}
+
+long fl_sys_nanosleep(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    return SYS(SYS_nanosleep, &ts, 0, 0, 0, 0, 0);
+}
+
+void fl_log_stderr(const char *msg) {
+    char line[512];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, line, sizeof line - 1);
+    fl_strbuf_puts(&sb, "faultline: ");
+    fl_strbuf_puts(&sb, msg);
+    line[sb.len++] = '\n';
+    (void)fl_sys_write_all(2, line, sb.len);
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT */
+/* fl_install / fl_uninstall / fl_thread_init: everything the crash path needs, prepared up front. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "crash/crash.h"
+
+fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = -1};
+int fl_crash_test_fault_stage;
+static bool g_installed;
+
+/* mkdir -p with mode 0700 for every directory it creates. */
+static int make_dirs(const char *path) {
+    char buf[sizeof fl_crash_config.report_dir];
+    if (fl_strlcpy(buf, path, sizeof buf) >= sizeof buf) return FL_ERANGE;
+    for (char *p = buf + 1;; p++) {
+        if (*p == '/' || *p == 0) {
+            char saved = *p;
+            *p = 0;
+            if (mkdir(buf, 0700) != 0 && errno != EEXIST) return FL_EIO;
+            *p = saved;
+            if (!saved) break;
+        }
+    }
+    return 0;
+}
+
+static int prepare_dir(const char *dir) {
+    int e = make_dirs(dir);
+    if (e) return e;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return FL_EIO;
+    if (faccessat(fd, ".", W_OK | X_OK, 0) != 0) {
+        close(fd);
+        return FL_EIO;
+    }
+    fl_crash_config.dirfd = fd;
+    /* Absolute path for the message the crash path prints. */
+    if (dir[0] == '/' || !getcwd(fl_crash_config.report_dir, sizeof fl_crash_config.report_dir)) {
+        fl_strlcpy(fl_crash_config.report_dir, dir, sizeof fl_crash_config.report_dir);
+    } else {
+        fl_strbuf_t sb = {fl_crash_config.report_dir, sizeof fl_crash_config.report_dir,
+                          fl_strlen(fl_crash_config.report_dir)};
+        fl_strbuf_puts(&sb, "/");
+        fl_strbuf_puts(&sb, dir);
+    }
+    return 0;
+}
+
+static fl_memory_method_t memory_method_from_env(void) {
+    const char *m = getenv("FAULTLINE_MEMORY_METHOD");
+    if (m && strcmp(m, "pipe") == 0) return FL_MEMORY_PIPE;
+    if (m && strcmp(m, "vm_readv") == 0) return FL_MEMORY_VM_READV;
+    return FL_MEMORY_NONE;
+}
+
+int fl_thread_init(void) {
+    stack_t old;
+    if (sigaltstack(NULL, &old) != 0) return FL_EIO;
+    /* An application's own alternate stack stays, if it is big enough for the handler. */
+    if (!(old.ss_flags & SS_DISABLE) && old.ss_size >= FL_ALTSTACK_SIZE) return 0;
+    if (old.ss_flags & SS_ONSTACK) return FL_EBUSY;
+    long page = sysconf(_SC_PAGESIZE);
+    size_t len = FL_ALTSTACK_SIZE + (size_t)page;
+    char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (mem == MAP_FAILED) return FL_ENOMEM;
+    mprotect(mem, (size_t)page, PROT_NONE); /* guard page: an overflow of the handler faults */
+    stack_t ss = {.ss_sp = mem + page, .ss_size = FL_ALTSTACK_SIZE, .ss_flags = 0};
+    if (sigaltstack(&ss, NULL) != 0) {
+        munmap(mem, len);
+        return FL_EIO;
+    }
+    /* The stack is never freed: the thread may be running on it when it exits. */
+    return 0;
+}
+
+int fl_install(const fl_options *opts) {
+    if (g_installed) return FL_EBUSY;
+    if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;
+    if (opts->max_frames > FL_MAX_FRAMES_LIMIT) return FL_EINVAL;
+    fl_crash_config_t *c = &fl_crash_config;
+    int e = prepare_dir(opts->report_dir);
+    if (e) return e;
+    c->max_threads = opts->max_threads ? opts->max_threads : FL_DEFAULT_MAX_THREADS;
+    c->max_frames = opts->max_frames ? opts->max_frames : FL_DEFAULT_MAX_FRAMES;
+    fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
+    fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
+    ssize_t n = readlink("/proc/self/exe", c->process_path, sizeof c->process_path - 1);
+    c->process_path[n > 0 ? n : 0] = 0;
+    uname(&c->uts);
+    if (gethostname(c->hostname, sizeof c->hostname - 1) != 0) c->hostname[0] = 0;
+    fl_sys_clock_gettime(CLOCK_REALTIME, &c->install_time_ns);
+    const char *stage = getenv("FAULTLINE_TEST_FAULT_AFTER");
+    fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
+
+    if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0 ||
+        (e = fl_frames_prepare()) != 0)
+        goto fail;
+    c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) goto fail;
+    if ((e = fl_crash_handlers_install()) != 0) goto fail;
+    g_installed = true;
+    return 0;
+fail:
+    if (c->reserve_fd >= 0) close(c->reserve_fd);
+    close(c->dirfd);
+    c->dirfd = c->reserve_fd = -1;
+    return e;
+}
+
+void fl_uninstall(void) {
+    if (!g_installed) return;
+    fl_crash_handlers_uninstall();
+    fl_crash_config_t *c = &fl_crash_config;
+    if (c->reserve_fd >= 0) close(c->reserve_fd);
+    if (c->dirfd >= 0) close(c->dirfd);
+    c->dirfd = c->reserve_fd = -1;
+    g_installed = false;
+}

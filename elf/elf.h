@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* elf: ELF image identity (build-id, load bias, ranges) from live memory or a file, and symbols. */
+#ifndef FAULTLINE_ELF_H
+#define FAULTLINE_ELF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+#define FL_BUILD_ID_MAX 32u
+#define FL_IMAGE_PATH_MAX 512u
+#define FL_IMAGES_MAX 2048u
+
+enum { /* values equal faultline.Image.BuildIdKind in proto/faultline.proto */
+    FL_BUILD_ID_NONE = 0,
+    FL_BUILD_ID_GNU = 1,
+    FL_BUILD_ID_TEXT_HASH = 2,
+    FL_BUILD_ID_MACHO_UUID = 3
+};
+
+/* One loaded image as found in memory. */
+typedef struct fl_image {
+    uint64_t slide;        /* load bias: runtime address = file vaddr + slide */
+    uint64_t start, end;   /* lowest PT_LOAD start .. highest PT_LOAD end (runtime) */
+    uint64_t text_start, text_end; /* lowest/highest end of the executable PT_LOADs (runtime) */
+    uint64_t phdr_addr;    /* runtime address of the program headers (0 if unknown) */
+    uint64_t eh_frame_hdr; /* runtime address of PT_GNU_EH_FRAME (0 if none) */
+    uint64_t eh_frame_hdr_size;
+    uint16_t phnum;
+    uint8_t build_id_len;
+    uint8_t build_id_kind; /* FL_BUILD_ID_* */
+    uint8_t build_id[FL_BUILD_ID_MAX];
+    bool is_main, is_vdso;
+    bool path_truncated;
+    char path[FL_IMAGE_PATH_MAX];
+} fl_image_t;
+
+typedef struct fl_image_list {
+    fl_image_t image[FL_IMAGES_MAX];
+    unsigned count;
+    bool truncated;    /* more images than FL_IMAGES_MAX */
+    bool inconsistent; /* the loader's list was being changed (r_state != RT_CONSISTENT) */
+} fl_image_list_t;
+
+/* Records, at install time, what the crash-time collector needs and must not look up then:
+ * the address of the loader's r_debug, the executable's program headers (AT_PHDR/AT_PHNUM),
+ * the vdso (AT_SYSINFO_EHDR) and /proc/self/exe. NOT AS-SAFE. */
+int fl_elf_images_prepare(void);
+
+/* Collects every loaded image (executable first, the vdso, every link_map entry of the main
+ * namespace) by walking the loader's list and the images' program headers through `mem`,
+ * without the loader's lock. Each image gets its GNU build-id from PT_NOTE, or the text-hash
+ * fallback. Bounded by FL_IMAGES_MAX and a loop guard. AS-SAFE. */
+int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out);
+
+/* Fills `img` (slide, ranges, eh_frame_hdr, build-id) from program headers at runtime address
+ * phdr_addr with phnum entries (1..FL_PHNUM_MAX), given the load bias. Leaves path, path_truncated,
+ * is_main and is_vdso alone. FL_EBADDATA for a bad count or no PT_LOAD, FL_EFAULT if the headers
+ * cannot be read. AS-SAFE. */
+int fl_elf_image_from_phdrs(const fl_reader_t *mem, uint64_t phdr_addr, unsigned phnum,
+                            uint64_t slide, fl_image_t *img);
+
+/* ---- Helpers shared by the memory and file parsers (AS-SAFE; the file side passes a buffer
+ * reader over its mapping, so both compute byte-identical results) ---- */
+
+#define FL_PHNUM_MAX 512u        /* more program headers than this is malformed */
+#define FL_NOTES_MAX_BYTES 65536u /* note segments/sections are scanned only this far */
+#define FL_TEXT_HASH_BYTES 4096u
+
+/* Finds NT_GNU_BUILD_ID ("GNU", type 3) among the notes in [addr, addr+size), padded to 8 bytes
+ * when align is 8 and to 4 otherwise. Copies min(id length, cap) bytes to id and sets *len to the
+ * copied count. FL_ENOTFOUND if none, FL_ERANGE if the id was longer than cap (prefix copied). */
+int fl_elf_notes_build_id(const fl_reader_t *r, uint64_t addr, uint64_t size, uint64_t align,
+                          uint8_t *id, unsigned cap, unsigned *len);
+
+/* The text-hash fallback id: the first min(len, FL_TEXT_HASH_BYTES) bytes at addr, byte i XORed
+ * into id[i % 16]. FL_EFAULT if any of them is unreadable, FL_ENOTFOUND if len is 0. */
+int fl_elf_text_hash(const fl_reader_t *r, uint64_t addr, uint64_t len, uint8_t id[16]);
+
+/* The image whose [start, end) holds addr, or NULL. AS-SAFE. */
+const fl_image_t *fl_elf_images_find(const fl_image_list_t *list, uint64_t addr);
+
+/* True when addr lies in an executable segment of some image. AS-SAFE. */
+bool fl_elf_images_is_text(const fl_image_list_t *list, uint64_t addr);
+
+/* ---- ELF files on disk (NOT AS-SAFE: allocate and use stdio/mmap) ---- */
+
+typedef struct fl_elf_file fl_elf_file_t;
+
+/* Maps and validates an ELF file (64-bit, little-endian, x86_64 or aarch64). */
+int fl_elf_file_open(const char *path, fl_elf_file_t **out);
+void fl_elf_file_close(fl_elf_file_t *f);
+/* The GNU build-id from the file's notes (PT_NOTE, then SHT_NOTE sections). FL_ENOTFOUND if none. */
+int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsigned *len);
+/* The same text-hash fallback id that fl_elf_images_collect computes from memory. */
+int fl_elf_file_text_hash(const fl_elf_file_t *f, uint8_t id[16]);
+/* Symbolizes a file virtual address: nearest preceding function/object symbol from .symtab,
+ * else .dynsym, whose size covers the address (or, for size 0, the nearest preceding one).
+ * *name points into the file's mapping and lives until fl_elf_file_close. */
+int fl_elf_file_symbolize(fl_elf_file_t *f, uint64_t vaddr, const char **name, uint64_t *offset);
+/* e_machine of the file (EM_X86_64 = 62, EM_AARCH64 = 183). */
+unsigned fl_elf_file_machine(const fl_elf_file_t *f);
+/* The .gnu_debuglink file name, or NULL. */
+const char *fl_elf_file_debuglink(const fl_elf_file_t *f);
+
+#endif

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* frames: register sets and stack walking (CFI via LLVM libunwind, frame pointers, link register). */
+#ifndef FAULTLINE_FRAMES_H
+#define FAULTLINE_FRAMES_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "elf/elf.h"
+
+/* ---- Register sets (one *_x86_64.c / *_arm64.c per architecture) ---- */
+
+#define FL_REGS_MAX 40u
+
+/* General registers of one thread, in the architecture's order (see fl_regs_name). */
+typedef struct fl_regs {
+    uint64_t r[FL_REGS_MAX];
+} fl_regs_t;
+
+unsigned fl_regs_count(void);                     /* AS-SAFE */
+const char *fl_regs_name(unsigned i);             /* AS-SAFE; "rax", "x0", ... */
+uint64_t fl_regs_pc(const fl_regs_t *r);          /* AS-SAFE */
+uint64_t fl_regs_sp(const fl_regs_t *r);          /* AS-SAFE */
+uint64_t fl_regs_fp(const fl_regs_t *r);          /* AS-SAFE */
+/* Fills r from a signal handler's ucontext_t. AS-SAFE. */
+void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext);
+/* The proto's Arch value for this build (1 = x86_64, 2 = arm64). AS-SAFE. */
+int fl_regs_arch(void);
+
+/* ---- Frames ---- */
+
+enum { /* values equal faultline.Frame.Method in proto/faultline.proto */
+    FL_FRAME_UNKNOWN = 0,
+    FL_FRAME_CONTEXT = 1,
+    FL_FRAME_CFI = 2,
+    FL_FRAME_FP = 3,
+    FL_FRAME_LR = 4,
+    FL_FRAME_SCAN = 5
+};
+
+typedef struct fl_frame {
+    uint64_t pc; /* exact for frame 0, a return address for the others */
+    uint64_t sp;
+    uint32_t method; /* FL_FRAME_* */
+} fl_frame_t;
+
+/* What a walk may look at. All memory is read through `mem`. */
+typedef struct fl_walk_env {
+    const fl_reader_t *mem;
+    const fl_image_list_t *images; /* executable ranges; unwind tables for the CFI stepper */
+    uint64_t stack_lo, stack_hi;   /* the thread's stack mapping; 0,0 = unknown */
+    bool use_cfi;                  /* try LLVM libunwind where frame pointers cannot be trusted */
+} fl_walk_env_t;
+
+typedef struct fl_walk_result {
+    unsigned count;
+    bool truncated;          /* max frames reached */
+    const char *stop_reason; /* static string: why the walk ended */
+} fl_walk_result_t;
+
+/* Prepares the CFI stepper at install time (first-use initialisation inside LLVM libunwind,
+ * a dry run of one step). NOT AS-SAFE. */
+int fl_frames_prepare(void);
+
+/* Walks the stack described by `regs` into out[0..max). Frame 0 is the context's pc. Each step
+ * is taken by the first stepper that gives a plausible caller (caller sp above the callee's,
+ * inside the stack, return address inside an executable segment):
+ *   1. CFI: LLVM libunwind over the images' .eh_frame_hdr (exact even in code without frame
+ *      pointers, in prologues and in leaf functions);
+ *   2. the frame-pointer record, under the same trust checks (code without unwind tables);
+ *   3. the link register (arm64, frame 0 only).
+ * Why CFI before frame pointers on Linux: see docs/unwinding.md (a frame-pointer chain through
+ * code built without frame pointers looks valid and silently skips callers).
+ * Never faults: memory goes through env->mem and libunwind runs under a fault guard. AS-SAFE. */
+int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
+                   fl_walk_result_t *res);
+
+/* Frame-pointer-only walk (the trust checks, no CFI); for tests and benchmarks. AS-SAFE. */
+int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out,
+                      unsigned max, fl_walk_result_t *res);
+
+#endif

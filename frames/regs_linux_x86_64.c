@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT */
+/* x86_64 Linux register set: names, accessors and extraction from a signal ucontext. */
+#include <sys/ucontext.h>
+
+#include "frames/frames.h"
+#include "frames/unwind_internal.h"
+
+/* The first 21 entries follow LLVM libunwind's unw_context_t layout on x86_64 (Registers_x86_64
+ * GPRs), so a register set seeds a libunwind cursor by copy. */
+enum { RAX, RBX, RCX, RDX, RDI, RSI, RBP, RSP, R8, R9, R10, R11, R12, R13, R14, R15, RIP, RFLAGS,
+       CS, FS, GS, ERR, TRAPNO, CR2, REG_COUNT };
+_Static_assert(REG_COUNT <= FL_REGS_MAX, "register set too large");
+
+static const char *const k_names[REG_COUNT] = {
+    "rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp", "r8",  "r9",     "r10", "r11",
+    "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs", "err", "trapno", "cr2"};
+
+unsigned fl_regs_count(void) { return REG_COUNT; }
+const char *fl_regs_name(unsigned i) { return i < REG_COUNT ? k_names[i] : ""; }
+uint64_t fl_regs_pc(const fl_regs_t *r) { return r->r[RIP]; }
+uint64_t fl_regs_sp(const fl_regs_t *r) { return r->r[RSP]; }
+uint64_t fl_regs_fp(const fl_regs_t *r) { return r->r[RBP]; }
+int fl_regs_arch(void) { return 1; }
+
+void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
+    const greg_t *g = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
+    fl_memset(r, 0, sizeof *r);
+    static const unsigned char map[][2] = {
+        {RAX, REG_RAX}, {RBX, REG_RBX}, {RCX, REG_RCX}, {RDX, REG_RDX}, {RDI, REG_RDI},
+        {RSI, REG_RSI}, {RBP, REG_RBP}, {RSP, REG_RSP}, {R8, REG_R8},   {R9, REG_R9},
+        {R10, REG_R10}, {R11, REG_R11}, {R12, REG_R12}, {R13, REG_R13}, {R14, REG_R14},
+        {R15, REG_R15}, {RIP, REG_RIP}, {RFLAGS, REG_EFL}, {ERR, REG_ERR}, {TRAPNO, REG_TRAPNO},
+        {CR2, REG_CR2}};
+    for (unsigned i = 0; i < FL_ARRAY_LEN(map); i++) r->r[map[i][0]] = (uint64_t)g[map[i][1]];
+    uint64_t csgsfs = (uint64_t)g[REG_CSGSFS]; /* cs | gs << 16 | fs << 32 */
+    r->r[CS] = csgsfs & 0xffff;
+    r->r[GS] = (csgsfs >> 16) & 0xffff;
+    r->r[FS] = (csgsfs >> 32) & 0xffff;
+}
+
+/* ---- Architecture hooks for the walker and the CFI stepper ---- */
+
+void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
+    r->r[RIP] = pc;
+    r->r[RSP] = sp;
+    r->r[RBP] = fp;
+}
+
+void fl_unwind_arch_to_context(const fl_regs_t *r, unw_context_t *ctx) {
+    _Static_assert(sizeof(unw_context_t) >= 21 * sizeof(uint64_t), "unw_context_t layout");
+    uint64_t *d = (uint64_t *)(void *)ctx;
+    fl_memset(ctx, 0, sizeof *ctx);
+    for (unsigned i = 0; i <= GS; i++) d[i] = r->r[i];
+}
+
+/* Callee-saved registers CFI may restore, copied back so a later FP or CFI step sees them. */
+static const int k_cfi_regs[][2] = {{RBX, UNW_X86_64_RBX}, {RBP, UNW_X86_64_RBP},
+                                    {R12, UNW_X86_64_R12}, {R13, UNW_X86_64_R13},
+                                    {R14, UNW_X86_64_R14}, {R15, UNW_X86_64_R15}};
+
+void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c) {
+    unw_word_t v;
+    for (unsigned i = 0; i < FL_ARRAY_LEN(k_cfi_regs); i++)
+        if (unw_get_reg(c, k_cfi_regs[i][1], &v) == 0) r->r[k_cfi_regs[i][0]] = v;
+    if (unw_get_reg(c, UNW_REG_IP, &v) == 0) r->r[RIP] = v;
+    if (unw_get_reg(c, UNW_REG_SP, &v) == 0) r->r[RSP] = v;
+}
+
+/* x86_64 frame record: [fp] = caller's fp, [fp + 8] = return address; caller sp = fp + 16. */
+int fl_unwind_arch_fp_step(const fl_reader_t *mem, uint64_t fp, uint64_t *caller_fp,
+                           uint64_t *caller_pc, uint64_t *caller_sp) {
+    uint64_t rec[2];
+    if (fp & 7) return FL_EBADDATA;
+    if (fl_read(mem, fp, rec, sizeof rec)) return FL_EFAULT;
+    *caller_fp = rec[0];
+    *caller_pc = rec[1];
+    return fl_add_u64(fp, 16, caller_sp) ? 0 : FL_EBADDATA;
+}
+
+/* At a function's first instruction (a call through a bad pointer lands pc there) the return
+ * address is on top of the stack. */
+int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
+                              uint64_t *caller_sp) {
+    uint64_t sp = r->r[RSP];
+    if (sp & 7) return FL_EBADDATA;
+    if (fl_read_u64(mem, sp, caller_pc)) return FL_EFAULT;
+    *caller_sp = sp + 8;
+    return 0;
+}

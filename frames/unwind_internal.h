@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* Internal to frames/: the privatised LLVM libunwind API and the per-architecture step hooks. */
+#ifndef FAULTLINE_FRAMES_UNWIND_INTERNAL_H
+#define FAULTLINE_FRAMES_UNWIND_INTERNAL_H
+
+/* cmake/privatize-libunwind.sh renamed every libunwind symbol fl_lu_<name>. */
+#define unw_init_local fl_lu_unw_init_local
+#define unw_step fl_lu_unw_step
+#define unw_get_reg fl_lu_unw_get_reg
+#define unw_getcontext fl_lu_unw_getcontext
+#include <libunwind.h>
+
+#include "frames/frames.h"
+
+/* All AS-SAFE. */
+void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
+void fl_unwind_arch_to_context(const fl_regs_t *r, unw_context_t *ctx);
+void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c);
+int fl_unwind_arch_fp_step(const fl_reader_t *mem, uint64_t fp, uint64_t *caller_fp,
+                           uint64_t *caller_pc, uint64_t *caller_sp);
+int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
+                              uint64_t *caller_sp);
+
+/* The images the loader shim hands to libunwind during a walk (AS-SAFE). */
+void fl_unwind_shims_set_images(const fl_image_list_t *images);
+
+/* CFI stepper over the privatised libunwind. */
+typedef struct fl_cfi_cursor {
+    unw_cursor_t cursor;
+    unw_context_t context;
+    bool valid; /* the cursor continues from the last CFI step */
+} fl_cfi_cursor_t;
+
+/* Steps r to its caller with DWARF CFI: 1 stepped, 0 no unwind info / end, <0 error or fault.
+ * AS-SAFE (libunwind runs under a fault guard). */
+int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r);
+
+#endif

@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: MIT */
+/* The stack walker: an ordered list of steppers (CFI, frame pointer, function entry), each
+ * producing a caller that must pass the same plausibility checks. */
+#include "frames/unwind_internal.h"
+
+static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
+    if (!env->stack_lo && !env->stack_hi) return true; /* unknown: the reads still guard us */
+    return addr >= env->stack_lo && addr < env->stack_hi;
+}
+
+/* A caller is plausible when its stack pointer moved up (stacks grow down), stays in the stack,
+ * and it returns into executable code of a loaded image. */
+static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
+    if (caller_sp <= sp || !in_stack(env, caller_sp - 1)) return false;
+    return env->images ? fl_elf_images_is_text(env->images, caller_pc) : caller_pc != 0;
+}
+
+/* The frame-pointer stepper with its trust checks: the record lies inside the stack at or above
+ * the current sp, is aligned, and yields a plausible caller. */
+static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
+    uint64_t sp = fl_regs_sp(r), fp = fl_regs_fp(r), cfp, cpc, csp;
+    if (fp < sp || !in_stack(env, fp)) return FL_EBADDATA;
+    int e = fl_unwind_arch_fp_step(env->mem, fp, &cfp, &cpc, &csp);
+    if (e) return e;
+    if (!plausible(env, sp, cpc, csp)) return FL_EBADDATA;
+    fl_unwind_arch_set(r, cpc, csp, cfp);
+    return 0;
+}
+
+static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out, unsigned max,
+                fl_walk_result_t *res, bool use_cfi) {
+    fl_regs_t r = *start;
+    fl_cfi_cursor_t cfi;
+    cfi.valid = false;
+    res->count = 0;
+    res->truncated = false;
+    res->stop_reason = "end of stack";
+    if (!max) {
+        res->truncated = true;
+        return 0;
+    }
+    if (use_cfi) fl_unwind_shims_set_images(env->images);
+    out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
+    res->count = 1;
+    /* Bounded by max; every accepted step strictly raises sp, so no cycle survives either. */
+    while (res->count < max) {
+        uint64_t sp = fl_regs_sp(&r), pc = fl_regs_pc(&r);
+        uint32_t method = FL_FRAME_UNKNOWN;
+        fl_regs_t next = r;
+        if (use_cfi && fl_cfi_step(&cfi, &next) == 1 &&
+            plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
+            method = FL_FRAME_CFI;
+        } else {
+            cfi.valid = false;
+            next = r;
+            uint64_t cpc, csp;
+            if (res->count == 1 && env->images && !fl_elf_images_is_text(env->images, pc) &&
+                fl_unwind_arch_entry_step(env->mem, &r, &cpc, &csp) == 0 &&
+                plausible(env, sp, cpc, csp)) {
+                /* pc outside any code (a call through a bad pointer): the call just pushed the
+                 * return address, so the caller is on top of the stack. */
+                fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
+                method = FL_FRAME_SCAN;
+            } else if (fp_step(env, &next) == 0) {
+                method = FL_FRAME_FP;
+            }
+        }
+        if (method == FL_FRAME_UNKNOWN) {
+            res->stop_reason = fl_regs_fp(&r) == 0 ? "end of stack"
+                               : use_cfi ? "no unwind information and no trusted frame pointer"
+                                         : "frame pointer chain ends or cannot be trusted";
+            break;
+        }
+        r = next;
+        out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method};
+    }
+    if (res->count == max) {
+        res->truncated = true;
+        res->stop_reason = "frame limit reached";
+    }
+    if (use_cfi) fl_unwind_shims_set_images(NULL);
+    return 0;
+}
+
+int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
+                   fl_walk_result_t *res) {
+    return walk(env, regs, out, max, res, env->use_cfi);
+}
+
+int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out,
+                      unsigned max, fl_walk_result_t *res) {
+    return walk(env, regs, out, max, res, false);
+}

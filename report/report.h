@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+/* report: the streaming protobuf writer used at crash time, and the reader used on the next start. */
+#ifndef FAULTLINE_REPORT_H
+#define FAULTLINE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+#include "elf/elf.h"
+#include "frames/frames.h"
+
+#define FL_REPORT_MAGIC "faultline"
+#define FL_REPORT_FORMAT_VERSION 1u
+#define FL_REPORT_SUFFIX ".flr"
+#define FL_REPORT_TMP_PREFIX ".tmp-"
+/* "faultline-" + 32 hex digits of the report id + suffix */
+#define FL_REPORT_NAME_MAX 64u
+
+/* ---- Protobuf encoding into a fixed buffer (AS-SAFE, no allocation) ---- */
+
+#define FL_PB_DEPTH_MAX 8u
+
+typedef struct fl_pb {
+    uint8_t *buf;
+    size_t cap, len;
+    bool overflow; /* something did not fit; the buffer's content must not be used */
+    unsigned depth;
+    size_t open[FL_PB_DEPTH_MAX]; /* start of each open nested message's body */
+} fl_pb_t;
+
+void fl_pb_init(fl_pb_t *pb, void *buf, size_t cap);                     /* AS-SAFE */
+void fl_pb_varint(fl_pb_t *pb, unsigned field, uint64_t v);              /* AS-SAFE; skips 0 */
+void fl_pb_sint(fl_pb_t *pb, unsigned field, int64_t v);                 /* AS-SAFE; int32/int64, skips 0 */
+void fl_pb_bytes(fl_pb_t *pb, unsigned field, const void *p, size_t n);  /* AS-SAFE; skips empty */
+void fl_pb_string(fl_pb_t *pb, unsigned field, const char *s);           /* AS-SAFE; skips NULL/"" */
+/* Opens a nested message (field wire type 2); every begin needs an end. AS-SAFE. */
+void fl_pb_begin(fl_pb_t *pb, unsigned field);
+void fl_pb_end(fl_pb_t *pb);
+
+/* ---- The crash-time report writer (AS-SAFE) ---- */
+
+/* Everything here is written as top-level fields of faultline.Report, each flushed to the file
+ * as soon as it is complete (see proto/faultline.proto for why). */
+typedef struct fl_report_writer {
+    int dirfd;
+    int fd;
+    int err;            /* first error met (negative FL_E*); writes after it are dropped */
+    int sys_errno;      /* errno of the system call behind err (FL_EIO), else 0 */
+    uint64_t bytes;     /* bytes written to the file */
+    uint8_t *scratch;   /* encoding buffer for one top-level item */
+    size_t scratch_cap;
+    char tmp_name[FL_REPORT_NAME_MAX];
+    char final_name[FL_REPORT_NAME_MAX];
+} fl_report_writer_t;
+
+typedef struct fl_report_header {
+    uint8_t report_id[16];
+    uint64_t time_unix_ns;
+    int32_t pid;
+    int kind; /* 1 crash, 2 snapshot */
+    int arch;
+    const char *process_path, *app_name, *app_version, *reason;
+    const char *os_name, *os_release, *os_version, *machine, *hostname;
+    uint64_t process_start_unix_ns;
+} fl_report_header_t;
+
+typedef struct fl_report_signal {
+    int number, code, sender_pid, crashed_tid;
+    uint64_t address;
+    bool has_address;
+} fl_report_signal_t;
+
+typedef struct fl_report_thread {
+    int tid;
+    const char *name;
+    bool crashed;
+    int state; /* faultline.Thread.State */
+    const fl_regs_t *regs; /* NULL: none captured */
+    const fl_frame_t *frames;
+    unsigned frame_count;
+    bool frames_truncated;
+    const char *unwind_stop;
+} fl_report_thread_t;
+
+/* Creates "<dir>/.tmp-faultline-<id>.flr" (O_EXCL|O_NOFOLLOW, mode 0600) and writes the magic and
+ * format version. `scratch` (>= 64 KiB advised, FL_EINVAL below 256 bytes) encodes one top-level
+ * item at a time. Returns 0, FL_EINVAL or FL_EIO (w->sys_errno tells why). AS-SAFE. */
+int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16], uint8_t *scratch,
+                          size_t scratch_cap);
+/* Each writes one top-level field. An item larger than the scratch buffer is replaced by a Note
+ * saying so, except a thread, which keeps as many of its innermost frames as fit
+ * (frames_truncated set, plus a Note). */
+void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h);   /* AS-SAFE */
+void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);   /* AS-SAFE */
+void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t);   /* AS-SAFE */
+void fl_report_write_image(fl_report_writer_t *w, const fl_image_t *img);          /* AS-SAFE */
+void fl_report_write_annotation(fl_report_writer_t *w, const char *k, const char *v); /* AS-SAFE */
+void fl_report_write_note(fl_report_writer_t *w, const char *text);                /* AS-SAFE */
+/* Writes `complete` (unless an error occurred), fsyncs, closes the file and renames it to
+ * "faultline-<id>.flr". Returns w->err or 0 (FL_ESTATE if the file was never opened). On an
+ * earlier error the partial file is still renamed (its prefix decodes). AS-SAFE. */
+int fl_report_writer_finish(fl_report_writer_t *w);
+
+/* Signal and si_code names ("SIGSEGV", "SEGV_MAPERR"); "" when unknown. AS-SAFE. */
+const char *fl_signal_name(int sig);
+const char *fl_signal_code_name(int sig, int code);
+
+/* ---- Reading reports (NOT AS-SAFE) ---- */
+
+struct Faultline__Report; /* generated by protoc-c from proto/faultline.proto */
+
+/* Decodes a report held in memory. A report cut short decodes its longest complete prefix and
+ * *truncated is set (return 0). FL_ENOTREPORT when the magic is missing, FL_EVERSION for a newer
+ * format, FL_EBADDATA when not even the prefix decodes. */
+int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report **out,
+                     bool *truncated);
+/* Reads and decodes a report file; errors as fl_report_decode plus FL_EIO. */
+int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated);
+void fl_report_free(struct Faultline__Report *r);
+
+#endif
