@@ -87,3 +87,20 @@ int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64
     *caller_sp = sp + 8;
     return 0;
 }
+
+/* x86_64 call encodings that can precede a return address R: E8 rel32 (R-5); FF /2 with
+ * register, [reg], [reg+disp8], [reg+disp32], [rip+disp32] and SIB forms (R-2 .. R-7). */
+bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {
+    uint8_t b[8];
+    if (pc < 8 || fl_read(mem, pc - 8, b, sizeof b)) return false;
+    /* b[8 - k] is the byte at pc - k */
+    if (b[3] == 0xe8) return true;                                          /* call rel32 */
+    if (b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || ((b[7] & 0xf8) == 0x10 && (b[7] & 7) != 4 && (b[7] & 7) != 5)))
+        return true;                                                        /* call reg / [reg] */
+    if (b[5] == 0xff && ((b[6] & 0xf8) == 0x50 && (b[6] & 7) != 4)) return true; /* [reg+d8] */
+    if (b[5] == 0xff && b[6] == 0x14) return true;                          /* [sib] */
+    if (b[4] == 0xff && b[5] == 0x54) return true;                          /* [sib+d8] */
+    if (b[2] == 0xff && (b[3] == 0x15 || ((b[3] & 0xf8) == 0x90 && (b[3] & 7) != 4))) return true;
+    if (b[1] == 0xff && b[2] == 0x94) return true;                          /* [sib+d32] */
+    return false;
+}

@@ -21,6 +21,9 @@ int fl_unwind_arch_fp_step(const fl_reader_t *mem, uint64_t fp, uint64_t *caller
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
                               uint64_t *caller_sp);
 
+/* True when the bytes just before pc encode a call instruction. */
+bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc);
+
 /* The images the loader shim hands to libunwind during a walk (AS-SAFE). */
 void fl_unwind_shims_set_images(const fl_image_list_t *images);
 

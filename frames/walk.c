@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The stack walker: an ordered list of steppers (CFI, frame pointer, function entry), each
  * producing a caller that must pass the same plausibility checks. */
+/* Order, per step: CFI, then (frame 0 with pc outside code) the return address on top of the
+ * stack, then the frame-pointer record, then a bounded scan for a return address. */
 #include "frames/unwind_internal.h"
 
 static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
@@ -27,6 +29,26 @@ static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
     return 0;
 }
 
+/* Last resort: the nearest stack slot above sp holding a return address (a value inside code
+ * that follows a call instruction). Bounded to FL_SCAN_WORDS slots. */
+#define FL_SCAN_WORDS 512u
+static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
+    uint64_t sp = fl_regs_sp(r);
+    for (unsigned i = 0; i < FL_SCAN_WORDS; i++) {
+        uint64_t slot = sp + 8u * i, v;
+        if (!in_stack(env, slot) || fl_read_u64(env->mem, slot, &v)) return FL_ENOTFOUND;
+        if (!plausible(env, sp, v, slot + 8) || !fl_unwind_arch_is_return_address(env->mem, v))
+            continue;
+        /* A callee with a frame record pushed the caller's frame pointer right below the slot. */
+        uint64_t fp = fl_regs_fp(r), saved;
+        if (i > 0 && fl_read_u64(env->mem, slot - 8, &saved) == 0 && saved > slot && in_stack(env, saved))
+            fp = saved;
+        fl_unwind_arch_set(r, v, slot + 8, fp);
+        return 0;
+    }
+    return FL_ENOTFOUND;
+}
+
 static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out, unsigned max,
                 fl_walk_result_t *res, bool use_cfi) {
     fl_regs_t r = *start;
@@ -47,8 +69,10 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         uint64_t sp = fl_regs_sp(&r), pc = fl_regs_pc(&r);
         uint32_t method = FL_FRAME_UNKNOWN;
         fl_regs_t next = r;
-        if (use_cfi && fl_cfi_step(&cfi, &next) == 1 &&
-            plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
+        if (!use_cfi) { /* frame pointers only */
+            if (fp_step(env, &next) == 0) method = FL_FRAME_FP;
+        } else if (fl_cfi_step(&cfi, &next) == 1 &&
+                   plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
             method = FL_FRAME_CFI;
         } else {
             cfi.valid = false;
@@ -63,6 +87,8 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
                 method = FL_FRAME_SCAN;
             } else if (fp_step(env, &next) == 0) {
                 method = FL_FRAME_FP;
+            } else if (scan_step(env, (next = r, &next)) == 0) {
+                method = FL_FRAME_SCAN;
             }
         }
         if (method == FL_FRAME_UNKNOWN) {

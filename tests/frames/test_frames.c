@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/* frames: the frame-pointer walker on synthetic stacks, and the full walker on live signal
+ * contexts checked against dladdr names (an independent oracle). */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "frames/frames.h"
+#include "test.h"
+
+#define NOINLINE __attribute__((noinline))
+#define NOTAIL() __asm__ volatile("" ::: "memory")
+
+/* ---- synthetic stacks: a buffer reader at a fake address, one fake image with text ---- */
+
+#define STACK_BASE 0x7000000ull
+#define TEXT_LO 0x400000ull
+#define TEXT_HI 0x500000ull
+static uint64_t g_stack[512];
+static fl_image_list_t g_images;
+static fl_reader_t g_reader;
+
+static uint64_t at(unsigned i) { return STACK_BASE + 8ull * i; }
+/* A frame record at slot i: [fp] = next fp, [fp+8] = return address. */
+static void record(unsigned i, uint64_t next_fp, uint64_t ret) {
+    g_stack[i] = next_fp;
+    g_stack[i + 1] = ret;
+}
+
+static void synth_setup(void) {
+    memset(g_stack, 0, sizeof g_stack);
+    fl_reader_init_buffer(&g_reader, g_stack, sizeof g_stack, STACK_BASE);
+    g_images.count = 1;
+    g_images.image[0] = (fl_image_t){.start = TEXT_LO, .end = TEXT_HI, .text_start = TEXT_LO, .text_end = TEXT_HI};
+}
+
+static unsigned synth_walk(uint64_t pc, uint64_t sp, uint64_t fp, fl_frame_t *out, unsigned max,
+                           fl_walk_result_t *res) {
+    fl_walk_env_t env = {.mem = &g_reader, .images = &g_images, .stack_lo = STACK_BASE,
+                         .stack_hi = STACK_BASE + sizeof g_stack, .use_cfi = false};
+    fl_regs_t r;
+    memset(&r, 0, sizeof r);
+    /* architecture-neutral seeding: find pc/sp/fp slots by name */
+    for (unsigned i = 0; i < fl_regs_count(); i++) {
+        const char *n = fl_regs_name(i);
+        if (!strcmp(n, "rip") || !strcmp(n, "pc")) r.r[i] = pc;
+        if (!strcmp(n, "rsp") || !strcmp(n, "sp")) r.r[i] = sp;
+        if (!strcmp(n, "rbp") || !strcmp(n, "x29")) r.r[i] = fp;
+    }
+    fl_frames_walk_fp(&env, &r, out, max, res);
+    return res->count;
+}
+
+static void test_synthetic(void) {
+    fl_frame_t f[64];
+    fl_walk_result_t res;
+
+    synth_setup(); /* a good chain of 4 records ending in fp 0 */
+    record(10, at(20), TEXT_LO + 0x10);
+    record(20, at(30), TEXT_LO + 0x20);
+    record(30, at(40), TEXT_LO + 0x30);
+    record(40, 0, TEXT_LO + 0x40);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 64, &res) == 5);
+    CHECK_EQ_U64(f[0].pc, TEXT_LO + 1);
+    CHECK(f[0].method == FL_FRAME_CONTEXT && f[1].method == FL_FRAME_FP);
+    CHECK_EQ_U64(f[1].pc, TEXT_LO + 0x10);
+    CHECK_EQ_U64(f[1].sp, at(12));
+    CHECK_EQ_U64(f[4].pc, TEXT_LO + 0x40);
+    CHECK(!res.truncated);
+
+    /* max frames: truncated and said so */
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 3, &res) == 3 && res.truncated);
+
+    synth_setup(); /* a loop: the second record points back to the first */
+    record(10, at(20), TEXT_LO + 0x10);
+    record(20, at(10), TEXT_LO + 0x20);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 64, &res) == 3);
+
+    synth_setup(); /* a self loop */
+    record(10, at(10), TEXT_LO + 0x10);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 64, &res) == 2);
+
+    synth_setup(); /* non-monotonic: the next record lies below the current one */
+    record(20, at(10), TEXT_LO + 0x10);
+    record(10, at(30), TEXT_LO + 0x20);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(20), f, 64, &res) == 2);
+
+    synth_setup(); /* unaligned frame pointer */
+    record(10, at(20), TEXT_LO + 0x10);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10) + 3, f, 64, &res) == 1);
+
+    synth_setup(); /* frame pointer outside the stack (unmapped for the reader) */
+    CHECK(synth_walk(TEXT_LO + 1, at(2), 0x10, f, 64, &res) == 1);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), STACK_BASE + sizeof g_stack + 64, f, 64, &res) == 1);
+
+    synth_setup(); /* record at the very top of the readable stack: the read of [fp+8] fails */
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(511), f, 64, &res) == 1);
+
+    synth_setup(); /* return address outside any executable image */
+    record(10, at(20), 0x12345);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 64, &res) == 1);
+
+    synth_setup(); /* frame pointer below sp */
+    record(10, at(20), TEXT_LO + 0x10);
+    CHECK(synth_walk(TEXT_LO + 1, at(12), at(10), f, 64, &res) == 1);
+}
+
+/* ---- live: walk a real signal context, compare names with dladdr ---- */
+
+static fl_image_list_t g_live_images;
+static fl_frame_t g_live[64];
+static fl_walk_result_t g_live_res;
+static bool g_live_cfi;
+
+static void on_usr1(int sig, siginfo_t *info, void *uc) {
+    (void)sig, (void)info;
+    fl_regs_t r;
+    fl_regs_from_ucontext(&r, uc);
+    fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_live_images, .use_cfi = g_live_cfi};
+    fl_frames_walk(&env, &r, g_live, 64, &g_live_res);
+}
+
+static const char *name_of(uint64_t pc, bool return_address) {
+    Dl_info info;
+    if (!dladdr((void *)(uintptr_t)(return_address ? pc - 1 : pc), &info) || !info.dli_sname) return "?";
+    return info.dli_sname;
+}
+
+/* True when names[] appear in order among the walked frames. */
+static bool frames_have(const char *const *names, unsigned n) {
+    unsigned k = 0;
+    for (unsigned i = 0; i < g_live_res.count && k < n; i++)
+        if (strcmp(name_of(g_live[i].pc, i > 0), names[k]) == 0) k++;
+    if (k != n) {
+        fprintf(stderr, "walk:");
+        for (unsigned i = 0; i < g_live_res.count; i++) fprintf(stderr, " %s", name_of(g_live[i].pc, i > 0));
+        fprintf(stderr, " (%s)\n", g_live_res.stop_reason);
+    }
+    return k == n;
+}
+
+void nofp_mid(void);
+NOINLINE void fp_leaf(void) { raise(SIGUSR1); NOTAIL(); }
+NOINLINE void fp_mid(void) { fp_leaf(); NOTAIL(); }
+NOINLINE void fp_top(void) { fp_mid(); NOTAIL(); }
+NOINLINE void nofp_top(void) { nofp_mid(); NOTAIL(); }
+
+static void test_live(void) {
+    CHECK(fl_memory_init(FL_MEMORY_NONE) == 0);
+    CHECK(fl_elf_images_prepare() == 0);
+    CHECK(fl_frames_prepare() == 0);
+    CHECK(fl_elf_images_collect(fl_memory_reader(), &g_live_images) == 0);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_usr1;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(SIGUSR1, &sa, NULL);
+
+    /* Frame-pointer code: both walkers see the whole chain. */
+    static const char *const fp_chain[] = {"fp_leaf", "fp_mid", "fp_top", "main"};
+    g_live_cfi = true;
+    fp_top();
+    CHECK(frames_have(fp_chain, 4));
+    CHECK(g_live[0].method == FL_FRAME_CONTEXT);
+
+    /* Code without frame records: CFI gives the whole chain. */
+    static const char *const nofp_chain[] = {"nofp_leaf", "nofp_mid", "nofp_top", "main"};
+    nofp_top();
+    CHECK(frames_have(nofp_chain, 4));
+    bool any_cfi = false;
+    for (unsigned i = 0; i < g_live_res.count; i++) any_cfi |= g_live[i].method == FL_FRAME_CFI;
+    CHECK(any_cfi);
+}
+
+int main(void) {
+    test_synthetic();
+    test_live();
+    TEST_END();
+}
