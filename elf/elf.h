@@ -44,8 +44,10 @@ typedef struct fl_image_list {
 } fl_image_list_t;
 
 /* Records, at install time, what the crash-time collector needs and must not look up then:
- * the address of the loader's r_debug, the executable's program headers (AT_PHDR/AT_PHNUM),
- * the vdso (AT_SYSINFO_EHDR) and /proc/self/exe. NOT AS-SAFE. */
+ * the address of the loader's r_debug (from the executable's DT_DEBUG, else &_r_debug), the
+ * executable's program headers (AT_PHDR/AT_PHNUM) and load bias, the vdso (AT_SYSINFO_EHDR) and
+ * /proc/self/exe. Calls fl_memory_init(FL_MEMORY_NONE) if no reader was chosen yet. Call again
+ * after anything that changes these (never needed in practice). NOT AS-SAFE. */
 int fl_elf_images_prepare(void);
 
 /* Collects every loaded image (executable first, the vdso, every link_map entry of the main
@@ -97,7 +99,8 @@ int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsi
 int fl_elf_file_text_hash(const fl_elf_file_t *f, uint8_t id[16]);
 /* Symbolizes a file virtual address: nearest preceding function/object symbol from .symtab,
  * else .dynsym, whose size covers the address (or, for size 0, the nearest preceding one).
- * *name points into the file's mapping and lives until fl_elf_file_close. */
+ * *name points into the file's mapping and lives until fl_elf_file_close. The symbol index is
+ * built on the first call (FL_ENOMEM possible), so calls on one f must not run concurrently. */
 int fl_elf_file_symbolize(fl_elf_file_t *f, uint64_t vaddr, const char **name, uint64_t *offset);
 /* e_machine of the file (EM_X86_64 = 62, EM_AARCH64 = 183). */
 unsigned fl_elf_file_machine(const fl_elf_file_t *f);

@@ -34,7 +34,10 @@ void fl_pb_init(fl_pb_t *pb, void *buf, size_t cap);                     /* AS-S
 void fl_pb_varint(fl_pb_t *pb, unsigned field, uint64_t v);              /* AS-SAFE; skips 0 */
 void fl_pb_sint(fl_pb_t *pb, unsigned field, int64_t v);                 /* AS-SAFE; int32/int64, skips 0 */
 void fl_pb_bytes(fl_pb_t *pb, unsigned field, const void *p, size_t n);  /* AS-SAFE; skips empty */
+/* Strings: proto3 requires UTF-8 (protoc and most decoders reject anything else), so each
+ * invalid byte is written as U+FFFD. fl_pb_stringn reads at most max bytes of s. */
 void fl_pb_string(fl_pb_t *pb, unsigned field, const char *s);           /* AS-SAFE; skips NULL/"" */
+void fl_pb_stringn(fl_pb_t *pb, unsigned field, const char *s, size_t max); /* AS-SAFE */
 /* Opens a nested message (field wire type 2); every begin needs an end. AS-SAFE. */
 void fl_pb_begin(fl_pb_t *pb, unsigned field);
 void fl_pb_end(fl_pb_t *pb);

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/* elf: the loaded-image list, from auxv (recorded at install) and the loader's r_debug list. */
+#include <elf.h>
+#include <link.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "elf/elf.h"
+
+#pragma GCC poison malloc calloc realloc free printf fprintf snprintf
+
+/* Written once by fl_elf_images_prepare at install time, only read afterwards. */
+static struct {
+    bool prepared;
+    bool exe_truncated;
+    uint64_t phdr, phnum;   /* AT_PHDR, AT_PHNUM */
+    uint64_t exe_slide;     /* the executable's load bias */
+    uint64_t vdso;          /* AT_SYSINFO_EHDR, 0 if none */
+    uint64_t r_debug;       /* the loader's live r_debug */
+    char exe[FL_IMAGE_PATH_MAX];
+} g_prep;
+
+/* Reads an ELF header at addr and checks what the program-header walk relies on. */
+static bool read_ehdr(const fl_reader_t *mem, uint64_t addr, Elf64_Ehdr *eh) {
+    if (fl_read(mem, addr, eh, sizeof *eh)) return false;
+    return fl_memcmp(eh->e_ident, ELFMAG, SELFMAG) == 0 && eh->e_ident[EI_CLASS] == ELFCLASS64 &&
+           eh->e_phentsize == sizeof(Elf64_Phdr) && eh->e_phnum > 0 && eh->e_phnum <= FL_PHNUM_MAX;
+}
+
+/* The first program header of the given type (for PT_LOAD: the one with the lowest index). */
+static bool find_phdr(const fl_reader_t *mem, uint64_t phdr, uint64_t phnum, uint32_t type,
+                      Elf64_Phdr *out) {
+    if (phnum > FL_PHNUM_MAX) return false;
+    for (uint64_t i = 0; i < phnum; i++) {
+        if (fl_read(mem, phdr + i * sizeof *out, out, sizeof *out)) return false;
+        if (out->p_type == type) return true;
+    }
+    return false;
+}
+
+/* The executable's load bias. PT_PHDR gives it directly. Without one (some static programs),
+ * the ELF header conventionally sits right before the program headers at the start of the
+ * PT_LOAD with file offset 0; accept that only if the header there confirms it. Else 0. */
+static uint64_t exe_slide(const fl_reader_t *mem) {
+    Elf64_Phdr p;
+    if (find_phdr(mem, g_prep.phdr, g_prep.phnum, PT_PHDR, &p)) return g_prep.phdr - p.p_vaddr;
+    Elf64_Ehdr eh;
+    uint64_t ehdr = g_prep.phdr - sizeof eh;
+    if (g_prep.phdr < sizeof eh || !read_ehdr(mem, ehdr, &eh) || eh.e_phoff != sizeof eh)
+        return 0;
+    for (uint64_t i = 0; i < g_prep.phnum && i < FL_PHNUM_MAX; i++) {
+        if (fl_read(mem, g_prep.phdr + i * sizeof p, &p, sizeof p)) return 0;
+        if (p.p_type == PT_LOAD && p.p_offset == 0) return ehdr - p.p_vaddr;
+    }
+    return 0;
+}
+
+/* The loader's r_debug. ld.so stores its address in the executable's DT_DEBUG entry, which is
+ * right even when the executable holds a copy-relocated _r_debug (any non-PIC reference to it
+ * makes one, and then &_r_debug names that copy, whose r_state never changes again).
+ * Static programs have no DT_DEBUG: there, &_r_debug is libc.a's own and is right. */
+static uint64_t find_r_debug(const fl_reader_t *mem) {
+    Elf64_Phdr dyn;
+    if (find_phdr(mem, g_prep.phdr, g_prep.phnum, PT_DYNAMIC, &dyn)) {
+        uint64_t at = dyn.p_vaddr + g_prep.exe_slide;
+        for (uint64_t i = 0; i < dyn.p_memsz / sizeof(Elf64_Dyn) && i < 4096; i++) {
+            Elf64_Dyn d;
+            if (fl_read(mem, at + i * sizeof d, &d, sizeof d) || d.d_tag == DT_NULL) break;
+            if (d.d_tag == DT_DEBUG && d.d_un.d_ptr) return d.d_un.d_ptr;
+        }
+    }
+    return (uint64_t)(uintptr_t)&_r_debug;
+}
+
+int fl_elf_images_prepare(void) {
+    /* Our own reads below go through the safe reader too: the fallbacks look at addresses
+     * that are only conventionally mapped. */
+    if (fl_memory_method() == FL_MEMORY_NONE) {
+        int e = fl_memory_init(FL_MEMORY_NONE);
+        if (e) return e;
+    }
+    const fl_reader_t *mem = fl_memory_reader();
+    g_prep.phdr = getauxval(AT_PHDR);
+    g_prep.phnum = getauxval(AT_PHNUM);
+    g_prep.vdso = getauxval(AT_SYSINFO_EHDR);
+    g_prep.exe_slide = g_prep.phdr ? exe_slide(mem) : 0;
+    g_prep.r_debug = find_r_debug(mem);
+    char buf[FL_IMAGE_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf);
+    if (n < 0) n = 0;
+    g_prep.exe_truncated = (size_t)n >= sizeof buf;
+    if (g_prep.exe_truncated) n = sizeof buf - 1;
+    buf[n] = 0;
+    fl_strlcpy(g_prep.exe, buf, sizeof g_prep.exe);
+    __atomic_store_n(&g_prep.prepared, true, __ATOMIC_RELEASE);
+    return g_prep.phdr ? 0 : FL_ENOTFOUND;
+}
+
+static fl_image_t *new_image(fl_image_list_t *out) {
+    if (out->count >= FL_IMAGES_MAX) {
+        out->truncated = true;
+        return 0;
+    }
+    fl_image_t *img = &out->image[out->count];
+    fl_memset(img, 0, sizeof *img);
+    return img;
+}
+
+static void add_main(const fl_reader_t *mem, fl_image_list_t *out) {
+    fl_image_t *img = new_image(out);
+    if (!img) return;
+    if (g_prep.phdr)
+        (void)fl_elf_image_from_phdrs(mem, g_prep.phdr, (unsigned)g_prep.phnum, g_prep.exe_slide,
+                                      img);
+    img->slide = g_prep.exe_slide;
+    img->is_main = true;
+    img->path_truncated = g_prep.exe_truncated;
+    fl_strlcpy(img->path, g_prep.exe, sizeof img->path);
+    out->count++;
+}
+
+/* The vdso has no file: its ELF header is mapped at AT_SYSINFO_EHDR, i.e. file offset 0 of its
+ * first PT_LOAD, which gives the bias. */
+static const fl_image_t *add_vdso(const fl_reader_t *mem, fl_image_list_t *out) {
+    Elf64_Ehdr eh;
+    Elf64_Phdr load;
+    uint64_t phdr;
+    if (!g_prep.vdso || !read_ehdr(mem, g_prep.vdso, &eh) ||
+        !fl_add_u64(g_prep.vdso, eh.e_phoff, &phdr) ||
+        !find_phdr(mem, phdr, eh.e_phnum, PT_LOAD, &load))
+        return 0;
+    fl_image_t *img = new_image(out);
+    if (!img) return 0;
+    uint64_t slide = g_prep.vdso - (load.p_vaddr - load.p_offset);
+    if (fl_elf_image_from_phdrs(mem, phdr, eh.e_phnum, slide, img)) return 0;
+    img->is_vdso = true;
+    fl_strlcpy(img->path, "[vdso]", sizeof img->path);
+    return &out->image[out->count++];
+}
+
+/* Appends one link_map entry. Its ELF header is assumed at l_addr, which holds for every object
+ * whose first PT_LOAD has p_vaddr 0 (all normal shared objects); otherwise (prelinked objects)
+ * the image keeps only its path and bias. */
+static void add_link_map(const fl_reader_t *mem, fl_image_list_t *out, const struct link_map *lm,
+                         const char *name, bool truncated) {
+    fl_image_t *img = new_image(out);
+    if (!img) return;
+    uint64_t base = (uint64_t)lm->l_addr, phdr;
+    Elf64_Ehdr eh;
+    if (!read_ehdr(mem, base, &eh) || !fl_add_u64(base, eh.e_phoff, &phdr) ||
+        fl_elf_image_from_phdrs(mem, phdr, eh.e_phnum, base, img) != 0) {
+        fl_memset(img, 0, sizeof *img);
+        img->slide = base;
+    }
+    fl_strlcpy(img->path, name, sizeof img->path);
+    img->path_truncated = truncated;
+    out->count++;
+}
+
+static bool r_consistent(const fl_reader_t *mem) {
+    struct r_debug rd;
+    return fl_read(mem, g_prep.r_debug, &rd, sizeof rd) == 0 && rd.r_state == RT_CONSISTENT;
+}
+
+int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
+    out->count = 0;
+    out->truncated = out->inconsistent = false;
+    if (!__atomic_load_n(&g_prep.prepared, __ATOMIC_ACQUIRE)) return FL_ESTATE;
+
+    add_main(mem, out);
+    const fl_image_t *vdso = add_vdso(mem, out);
+
+    struct r_debug rd;
+    if (!g_prep.r_debug || fl_read(mem, g_prep.r_debug, &rd, sizeof rd)) {
+        out->inconsistent = true;
+        return 0;
+    }
+    if (rd.r_state != RT_CONSISTENT) out->inconsistent = true;
+
+    /* Walked without the loader's lock, so the list may be mid-update or corrupt. Each entry's
+     * l_prev must name the entry we came from: that rejects cycles and torn inserts, and with
+     * the iteration cap keeps the walk finite. */
+    uint64_t node = (uint64_t)(uintptr_t)rd.r_map, prev = 0;
+    char name[FL_IMAGE_PATH_MAX];
+    for (unsigned iter = 0; node; iter++) {
+        if (iter >= FL_IMAGES_MAX + 2 || out->count >= FL_IMAGES_MAX) { /* +2: main, vdso */
+            out->truncated = true;
+            break;
+        }
+        struct link_map lm; /* the public prefix of glibc's link_map, which is ABI */
+        if (fl_read(mem, node, &lm, sizeof lm) || (uint64_t)(uintptr_t)lm.l_prev != prev) {
+            out->inconsistent = true;
+            break;
+        }
+        prev = node;
+        node = (uint64_t)(uintptr_t)lm.l_next;
+
+        int e = lm.l_name ? fl_read_cstr(mem, (uint64_t)(uintptr_t)lm.l_name, name, sizeof name)
+                          : FL_EFAULT;
+        if (e != 0 && e != FL_ERANGE) name[0] = 0;
+        /* The main program is the (nameless) first entry and is already listed. */
+        if (iter == 0 && name[0] == 0) continue;
+        /* The loader lists the vdso too (as linux-vdso.so.1); its dynamic section lies inside
+         * the vdso image we already have. */
+        uint64_t ld = (uint64_t)(uintptr_t)lm.l_ld;
+        if (vdso && ld >= vdso->start && ld < vdso->end) continue;
+        add_link_map(mem, out, &lm, name, e == FL_ERANGE);
+    }
+    if (!r_consistent(mem)) out->inconsistent = true; /* changed while we walked */
+    return 0;
+}

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: MIT */
+/* Decoding reports, including ones cut short: the longest prefix of complete top-level fields. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "faultline.pb-c.h"
+#include "report/report.h"
+
+#define READ_MAX ((size_t)64 << 20)
+
+/* Field 1 = "faultline", then field 2's tag; the version varint follows. */
+static const uint8_t magic_prefix[12] = {0x0a, 9,   'f', 'a', 'u', 'l',
+                                         't',  'l', 'i', 'n', 'e', 0x10};
+
+static bool get_varint(const uint8_t *p, size_t len, size_t *pos, uint64_t *v) {
+    uint64_t r = 0;
+    for (unsigned shift = 0; shift < 64 && *pos < len; shift += 7) {
+        uint8_t b = p[(*pos)++];
+        r |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) {
+            *v = r;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Steps over one field at *pos; false when it is cut short or not a valid field. */
+static bool skip_field(const uint8_t *p, size_t len, size_t *pos) {
+    uint64_t tag, n;
+    if (!get_varint(p, len, pos, &tag) || (tag >> 3) == 0 || (tag >> 3) > 0x1fffffff)
+        return false;
+    switch (tag & 7) {
+    case 0: return get_varint(p, len, pos, &n);
+    case 1: n = 8; break;
+    case 5: n = 4; break;
+    case 2:
+        if (!get_varint(p, len, pos, &n))
+            return false;
+        break;
+    default: return false; /* groups (3, 4) are not in our schema; 6 and 7 do not exist */
+    }
+    if (n > len - *pos)
+        return false;
+    *pos += (size_t)n;
+    return true;
+}
+
+/* End offset of the first `max` complete top-level fields (or of all of them); *count gets how
+ * many that is. */
+static size_t prefix_end(const uint8_t *p, size_t len, size_t max, size_t *count) {
+    size_t pos = 0, n = 0;
+    while (n < max && pos < len) {
+        size_t next = pos;
+        if (!skip_field(p, len, &next))
+            break;
+        pos = next;
+        n++;
+    }
+    *count = n;
+    return pos;
+}
+
+int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report **out,
+                     bool *truncated) {
+    *out = NULL;
+    *truncated = false;
+    if (!data || len < 13 || memcmp(data, magic_prefix, sizeof magic_prefix) != 0)
+        return FL_ENOTREPORT;
+    size_t pos = sizeof magic_prefix;
+    uint64_t version;
+    if (!get_varint(data, len, &pos, &version) || version == 0)
+        return FL_ENOTREPORT;
+    if (version > FL_REPORT_FORMAT_VERSION)
+        return FL_EVERSION;
+
+    size_t fields;
+    size_t end = prefix_end(data, len, SIZE_MAX, &fields);
+    Faultline__Report *r = faultline__report__unpack(NULL, end, data);
+    bool damaged = false;
+    if (!r) {
+        /* A complete field whose content does not decode (damage, not truncation): keep the
+         * fields before it. Prefixes up to the bad field decode and all longer ones fail, so
+         * binary search for the longest; the first two (magic, version) are known good. */
+        size_t good = 2, bad = fields;
+        while (bad - good > 1) {
+            size_t mid = good + (bad - good) / 2, n;
+            size_t mid_end = prefix_end(data, len, mid, &n);
+            Faultline__Report *t = faultline__report__unpack(NULL, mid_end, data);
+            if (t) {
+                faultline__report__free_unpacked(t, NULL);
+                good = mid;
+            } else {
+                bad = mid;
+            }
+        }
+        end = prefix_end(data, len, good, &fields);
+        r = faultline__report__unpack(NULL, end, data);
+        if (!r)
+            return FL_EBADDATA;
+        damaged = true;
+    }
+    *out = r;
+    *truncated = damaged || end < len || !r->complete;
+    return 0;
+}
+
+int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated) {
+    *out = NULL;
+    *truncated = false;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return FL_EIO;
+    struct stat st;
+    size_t cap = 64 * 1024, len = 0;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
+        cap = (uint64_t)st.st_size < READ_MAX ? (size_t)st.st_size + 1 : READ_MAX + 1;
+    uint8_t *buf = malloc(cap);
+    int err = buf ? 0 : FL_ENOMEM;
+    while (!err) {
+        if (len == cap) {
+            if (cap > READ_MAX) {
+                err = FL_ERANGE;
+                break;
+            }
+            size_t ncap = cap * 2 > READ_MAX + 1 ? READ_MAX + 1 : cap * 2;
+            uint8_t *nbuf = realloc(buf, ncap);
+            if (!nbuf) {
+                err = FL_ENOMEM;
+                break;
+            }
+            buf = nbuf;
+            cap = ncap;
+        }
+        ssize_t n = read(fd, buf + len, cap - len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            err = FL_EIO;
+        else if (n == 0)
+            break;
+        else
+            len += (size_t)n;
+    }
+    int saved = errno;
+    close(fd);
+    if (!err)
+        err = fl_report_decode(buf, len, out, truncated);
+    free(buf);
+    errno = saved;
+    return err;
+}
+
+void fl_report_free(struct Faultline__Report *r) {
+    if (r)
+        faultline__report__free_unpacked(r, NULL);
+}

@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: MIT */
+/* The crash-time report writer: one top-level field at a time, each flushed at once. AS-SAFE. */
+#include <errno.h>
+#include <fcntl.h>
+
+#include "report/report.h"
+
+/* Crash-time code: no heap, no stdio. */
+#pragma GCC poison malloc calloc realloc free printf fprintf snprintf sprintf
+
+/* Report fields (proto/faultline.proto). */
+enum {
+    F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
+    F_ANNOTATION = 7, F_NOTE = 8, F_COMPLETE = 15
+};
+
+#define SCRATCH_MIN 256u
+
+static void set_err(fl_report_writer_t *w, int err, long sys_ret) {
+    if (!w->err) {
+        w->err = err;
+        w->sys_errno = sys_ret < 0 ? (int)-sys_ret : 0;
+    }
+}
+
+static void write_raw(fl_report_writer_t *w, const void *p, size_t n) {
+    if (w->fd < 0 || w->err)
+        return;
+    long r = fl_sys_write_all(w->fd, p, n);
+    if (r < 0)
+        set_err(w, FL_EIO, r);
+    else
+        w->bytes += n;
+}
+
+/* Starts encoding one top-level item into the scratch buffer; false when writing has stopped. */
+static bool item_begin(fl_report_writer_t *w, fl_pb_t *pb) {
+    if (w->fd < 0 || w->err)
+        return false;
+    fl_pb_init(pb, w->scratch, w->scratch_cap);
+    return true;
+}
+
+/* Writes the encoded item; false (nothing written) when it did not fit the scratch buffer. */
+static bool item_flush(fl_report_writer_t *w, const fl_pb_t *pb) {
+    if (pb->overflow)
+        return false;
+    write_raw(w, pb->buf, pb->len);
+    return true;
+}
+
+static void put_note(fl_report_writer_t *w, const char *text) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_NOTE);
+    fl_pb_string(&pb, 1, text);
+    fl_pb_end(&pb);
+    item_flush(w, &pb);
+}
+
+/* Records, in place of an item that does not fit the scratch buffer, that it was dropped. */
+static void note_dropped(fl_report_writer_t *w, const char *what, uint64_t id) {
+    char msg[160];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, what);
+    if (id != UINT64_MAX) {
+        fl_strbuf_puts(&sb, " ");
+        fl_strbuf_putu(&sb, id);
+    }
+    fl_strbuf_puts(&sb, " dropped: larger than the ");
+    fl_strbuf_putu(&sb, w->scratch_cap);
+    fl_strbuf_puts(&sb, "-byte scratch buffer");
+    put_note(w, msg);
+}
+
+static void hex_id(char *dst, const uint8_t id[16]) {
+    static const char digits[] = "0123456789abcdef";
+    for (unsigned i = 0; i < 16; i++) {
+        dst[2 * i] = digits[id[i] >> 4];
+        dst[2 * i + 1] = digits[id[i] & 15];
+    }
+    dst[32] = '\0';
+}
+
+int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16], uint8_t *scratch,
+                          size_t scratch_cap) {
+    fl_memset(w, 0, sizeof *w);
+    w->fd = -1;
+    w->dirfd = dirfd;
+    w->scratch = scratch;
+    w->scratch_cap = scratch_cap;
+    if (!id || !scratch || scratch_cap < SCRATCH_MIN) {
+        w->err = FL_EINVAL;
+        return w->err;
+    }
+    char hex[33];
+    hex_id(hex, id);
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, w->final_name, sizeof w->final_name);
+    fl_strbuf_puts(&sb, "faultline-");
+    fl_strbuf_puts(&sb, hex);
+    fl_strbuf_puts(&sb, FL_REPORT_SUFFIX);
+    fl_strbuf_init(&sb, w->tmp_name, sizeof w->tmp_name);
+    fl_strbuf_puts(&sb, FL_REPORT_TMP_PREFIX);
+    fl_strbuf_puts(&sb, w->final_name);
+
+    long fd = fl_sys_openat(dirfd, w->tmp_name,
+                            O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        set_err(w, FL_EIO, fd);
+        return w->err;
+    }
+    w->fd = (int)fd;
+    /* The fixed 13-byte prefix every reader checks first: magic (field 1), format_version (2). */
+    static const uint8_t prefix[] = {F_MAGIC << 3 | 2, 9, 'f', 'a', 'u', 'l', 't', 'l', 'i', 'n',
+                                     'e', F_VERSION << 3, FL_REPORT_FORMAT_VERSION};
+    _Static_assert(sizeof prefix == 13 && FL_REPORT_FORMAT_VERSION < 128, "prefix layout");
+    write_raw(w, prefix, sizeof prefix);
+    return w->err;
+}
+
+void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_HEADER);
+    fl_pb_bytes(&pb, 1, h->report_id, sizeof h->report_id);
+    fl_pb_varint(&pb, 2, h->time_unix_ns);
+    fl_pb_sint(&pb, 3, h->pid);
+    fl_pb_string(&pb, 4, h->process_path);
+    fl_pb_string(&pb, 5, h->app_name);
+    fl_pb_string(&pb, 6, h->app_version);
+    fl_pb_string(&pb, 7, h->os_name);
+    fl_pb_string(&pb, 8, h->os_release);
+    fl_pb_string(&pb, 9, h->os_version);
+    fl_pb_string(&pb, 10, h->machine);
+    fl_pb_sint(&pb, 11, h->arch);
+    fl_pb_string(&pb, 12, h->hostname);
+    fl_pb_sint(&pb, 13, h->kind);
+    fl_pb_string(&pb, 14, h->reason);
+    fl_pb_varint(&pb, 15, h->process_start_unix_ns);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "header", UINT64_MAX);
+}
+
+void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_SIGNAL);
+    fl_pb_sint(&pb, 1, s->number);
+    fl_pb_string(&pb, 2, fl_signal_name(s->number));
+    fl_pb_sint(&pb, 3, s->code);
+    fl_pb_string(&pb, 4, fl_signal_code_name(s->number, s->code));
+    fl_pb_varint(&pb, 5, s->address);
+    fl_pb_varint(&pb, 6, s->has_address);
+    fl_pb_sint(&pb, 7, s->sender_pid);
+    fl_pb_sint(&pb, 8, s->crashed_tid);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "signal", UINT64_MAX);
+}
+
+static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned frames,
+                          bool truncated) {
+    fl_pb_begin(pb, F_THREAD);
+    fl_pb_sint(pb, 1, t->tid);
+    fl_pb_string(pb, 2, t->name);
+    fl_pb_varint(pb, 3, t->crashed);
+    if (t->regs) {
+        unsigned n = fl_regs_count();
+        for (unsigned i = 0; i < n && i < FL_REGS_MAX; i++) {
+            fl_pb_begin(pb, 4);
+            fl_pb_string(pb, 1, fl_regs_name(i));
+            fl_pb_varint(pb, 2, t->regs->r[i]);
+            fl_pb_end(pb);
+        }
+    }
+    for (unsigned i = 0; i < frames; i++) {
+        fl_pb_begin(pb, 5);
+        fl_pb_varint(pb, 1, t->frames[i].pc);
+        fl_pb_varint(pb, 2, t->frames[i].sp);
+        fl_pb_varint(pb, 3, t->frames[i].method);
+        fl_pb_end(pb);
+    }
+    fl_pb_varint(pb, 6, truncated);
+    fl_pb_string(pb, 7, t->unwind_stop);
+    fl_pb_sint(pb, 8, t->state);
+    fl_pb_end(pb);
+}
+
+void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    unsigned n = t->frames ? t->frame_count : 0;
+    encode_thread(&pb, t, n, t->frames_truncated);
+    if (item_flush(w, &pb))
+        return;
+    /* Too big: keep the thread with as many of its innermost frames as fit (binary search on
+     * the frame count; `fits` always fits, `over` never does). */
+    fl_pb_init(&pb, w->scratch, w->scratch_cap);
+    encode_thread(&pb, t, 0, true);
+    if (pb.overflow) {
+        note_dropped(w, "thread", (uint64_t)(int64_t)t->tid);
+        return;
+    }
+    unsigned fits = 0, over = n;
+    while (over - fits > 1) {
+        unsigned mid = fits + (over - fits) / 2;
+        fl_pb_init(&pb, w->scratch, w->scratch_cap);
+        encode_thread(&pb, t, mid, true);
+        if (pb.overflow)
+            over = mid;
+        else
+            fits = mid;
+    }
+    fl_pb_init(&pb, w->scratch, w->scratch_cap);
+    encode_thread(&pb, t, fits, true);
+    item_flush(w, &pb);
+
+    char msg[160];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, "thread ");
+    fl_strbuf_putu(&sb, (uint64_t)(int64_t)t->tid);
+    fl_strbuf_puts(&sb, ": kept ");
+    fl_strbuf_putu(&sb, fits);
+    fl_strbuf_puts(&sb, " of ");
+    fl_strbuf_putu(&sb, n);
+    fl_strbuf_puts(&sb, " frames (scratch buffer of ");
+    fl_strbuf_putu(&sb, w->scratch_cap);
+    fl_strbuf_puts(&sb, " bytes)");
+    put_note(w, msg);
+}
+
+void fl_report_write_image(fl_report_writer_t *w, const fl_image_t *img) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_IMAGE);
+    fl_pb_stringn(&pb, 1, img->path, sizeof img->path);
+    fl_pb_bytes(&pb, 2, img->build_id,
+                img->build_id_len < FL_BUILD_ID_MAX ? img->build_id_len : FL_BUILD_ID_MAX);
+    fl_pb_varint(&pb, 3, img->build_id_kind);
+    fl_pb_varint(&pb, 4, img->slide);
+    fl_pb_varint(&pb, 5, img->start);
+    fl_pb_varint(&pb, 6, img->end);
+    fl_pb_varint(&pb, 7, img->text_start);
+    fl_pb_varint(&pb, 8, img->text_end);
+    fl_pb_varint(&pb, 9, img->is_main);
+    fl_pb_varint(&pb, 10, img->is_vdso);
+    fl_pb_varint(&pb, 11, img->path_truncated);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "image", UINT64_MAX);
+}
+
+void fl_report_write_annotation(fl_report_writer_t *w, const char *k, const char *v) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_ANNOTATION);
+    fl_pb_string(&pb, 1, k);
+    fl_pb_string(&pb, 2, v);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "annotation", UINT64_MAX);
+}
+
+void fl_report_write_note(fl_report_writer_t *w, const char *text) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_NOTE);
+    fl_pb_string(&pb, 1, text);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "note", UINT64_MAX);
+}
+
+int fl_report_writer_finish(fl_report_writer_t *w) {
+    if (w->fd < 0)
+        return w->err ? w->err : FL_ESTATE;
+    static const uint8_t complete[] = {F_COMPLETE << 3, 1};
+    write_raw(w, complete, sizeof complete);
+    long r = fl_sys_fsync(w->fd);
+    if (r < 0 && r != -EINVAL) /* EINVAL: the file system cannot sync; the data is still there */
+        set_err(w, FL_EIO, r);
+    fl_sys_close(w->fd);
+    w->fd = -1;
+    /* Renamed even after an error: the prefix written so far decodes. */
+    r = fl_sys_renameat(w->dirfd, w->tmp_name, w->dirfd, w->final_name);
+    if (r < 0)
+        set_err(w, FL_EIO, r);
+    return w->err;
+}

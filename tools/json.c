@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT */
+/* `faultline show --json`: the report as one JSON document for other tools. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "tools/tool.h"
+
+/* Shape (addresses are "0x..." lowercase hex strings; parts missing from a truncated report
+ * are null):
+ * {"report_id", "truncated", "complete",
+ *  "process": {"pid", "path", "app_name", "app_version", "start_time"}, "time",
+ *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
+ *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
+ *  "annotations": {k: v},
+ *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
+ *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset"}],
+ *               "frames_truncated", "unwind_stop"}],
+ *  "images": [{"path", "build_id", "build_id_kind", "slide", "start", "end", "text_start",
+ *              "text_end", "is_main", "is_vdso", "path_truncated"}],
+ *  "notes": [text]} */
+
+#define DEPTH_MAX 8 /* the document nests 5 deep */
+
+typedef struct json {
+    FILE *o;
+    int depth;
+    bool first[DEPTH_MAX];
+} json_t;
+
+/* Writes s as a JSON string. Invalid UTF-8 (paths need not be UTF-8) becomes U+FFFD so that
+ * strict parsers accept the document. */
+static void put_string(FILE *o, const char *s) {
+    const unsigned char *p = (const unsigned char *)s;
+    fputc('"', o);
+    while (*p) {
+        unsigned c = *p;
+        if (c == '"' || c == '\\') {
+            fprintf(o, "\\%c", c);
+            p++;
+        } else if (c < 0x20 || c == 0x7f) {
+            switch (c) {
+            case '\n': fputs("\\n", o); break;
+            case '\t': fputs("\\t", o); break;
+            case '\r': fputs("\\r", o); break;
+            default: fprintf(o, "\\u%04x", c);
+            }
+            p++;
+        } else if (c < 0x80) {
+            fputc((int)c, o);
+            p++;
+        } else {
+            /* Length and minimum code point of the sequence a lead byte announces. */
+            size_t n = c >= 0xc2 && c <= 0xdf   ? 2
+                       : c >= 0xe0 && c <= 0xef ? 3
+                       : c >= 0xf0 && c <= 0xf4 ? 4
+                                                : 0;
+            uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
+            size_t k = 1;
+            for (; n && k < n && (p[k] & 0xc0) == 0x80; k++)
+                cp = cp << 6 | (p[k] & 0x3f);
+            bool ok = n && k == n && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
+                      !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
+            if (ok)
+                fwrite(p, 1, n, o);
+            else
+                fputs("\\ufffd", o);
+            p += ok ? n : 1;
+        }
+    }
+    fputc('"', o);
+}
+
+/* Separator, newline and indentation before a value, then its key inside an object. */
+static void next(json_t *j, const char *key) {
+    if (j->depth > 0) {
+        if (!j->first[j->depth])
+            fputc(',', j->o);
+        j->first[j->depth] = false;
+        fprintf(j->o, "\n%*s", 2 * j->depth, "");
+    }
+    if (key) {
+        put_string(j->o, key);
+        fputs(": ", j->o);
+    }
+}
+
+static void open_(json_t *j, const char *key, char c) {
+    next(j, key);
+    fputc(c, j->o);
+    j->first[++j->depth] = true;
+}
+
+static void close_(json_t *j, char c) {
+    if (!j->first[j->depth])
+        fprintf(j->o, "\n%*s", 2 * (j->depth - 1), "");
+    j->depth--;
+    fputc(c, j->o);
+}
+
+static void j_str(json_t *j, const char *key, const char *s) {
+    next(j, key);
+    if (s)
+        put_string(j->o, s);
+    else
+        fputs("null", j->o);
+}
+
+static void j_int(json_t *j, const char *key, int64_t v) {
+    next(j, key);
+    fprintf(j->o, "%" PRId64, v);
+}
+
+static void j_bool(json_t *j, const char *key, bool v) {
+    next(j, key);
+    fputs(v ? "true" : "false", j->o);
+}
+
+static void j_hex(json_t *j, const char *key, uint64_t v) {
+    next(j, key);
+    fprintf(j->o, "\"0x%" PRIx64 "\"", v);
+}
+
+static void j_null(json_t *j, const char *key) {
+    next(j, key);
+    fputs("null", j->o);
+}
+
+static void header_fields(json_t *j, const Faultline__Header *h) {
+    char buf[40];
+    if (!h) {
+        static const char *const keys[] = {"process", "time", "os", "arch", "kind", "reason"};
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            j_null(j, keys[i]);
+        return;
+    }
+    open_(j, "process", '{');
+    j_int(j, "pid", h->pid);
+    j_str(j, "path", h->process_path);
+    j_str(j, "app_name", h->app_name);
+    j_str(j, "app_version", h->app_version);
+    fl_tool_fmt_time(buf, sizeof buf, h->process_start_unix_ns);
+    j_str(j, "start_time", buf[0] ? buf : NULL);
+    close_(j, '}');
+    fl_tool_fmt_time(buf, sizeof buf, h->time_unix_ns);
+    j_str(j, "time", buf[0] ? buf : NULL);
+    open_(j, "os", '{');
+    j_str(j, "name", h->os_name);
+    j_str(j, "release", h->os_release);
+    j_str(j, "version", h->os_version);
+    j_str(j, "machine", h->machine);
+    j_str(j, "hostname", h->hostname);
+    close_(j, '}');
+    j_str(j, "arch", fl_tool_arch_name(h->arch));
+    j_str(j, "kind", fl_tool_kind_name(h->kind));
+    j_str(j, "reason", h->reason);
+}
+
+static void signal_fields(json_t *j, const Faultline__Signal *s) {
+    if (!s) {
+        j_null(j, "signal");
+        j_null(j, "crashed_tid");
+        return;
+    }
+    open_(j, "signal", '{');
+    j_int(j, "number", s->number);
+    j_str(j, "name", s->name);
+    j_int(j, "code", s->code);
+    j_str(j, "code_name", s->code_name);
+    if (s->has_address)
+        j_hex(j, "address", s->address);
+    else
+        j_null(j, "address");
+    if (s->sender_pid)
+        j_int(j, "sender_pid", s->sender_pid);
+    else
+        j_null(j, "sender_pid");
+    close_(j, '}');
+    j_int(j, "crashed_tid", s->crashed_tid);
+}
+
+static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym) {
+    open_(j, NULL, '{');
+    j_int(j, "tid", t->tid);
+    j_str(j, "name", t->name);
+    j_bool(j, "crashed", t->crashed);
+    j_str(j, "state", fl_tool_state_name(t->state));
+    open_(j, "registers", '{');
+    for (size_t k = 0; k < t->n_registers; k++)
+        j_hex(j, t->registers[k]->name, t->registers[k]->value);
+    close_(j, '}');
+    open_(j, "frames", '[');
+    for (size_t k = 0; k < t->n_frames; k++) {
+        const Faultline__Frame *f = t->frames[k];
+        fl_tool_sym_t s;
+        fl_tool_symbolize(sym, f, k, &s);
+        open_(j, NULL, '{');
+        j_hex(j, "pc", f->pc);
+        j_hex(j, "sp", f->sp);
+        j_str(j, "method", fl_tool_method_name(f->method));
+        if (s.image >= 0)
+            j_int(j, "image", s.image);
+        else
+            j_null(j, "image");
+        j_str(j, "symbol", s.symbol);
+        if (s.symbol)
+            j_int(j, "offset", (int64_t)s.offset);
+        else
+            j_null(j, "offset");
+        close_(j, '}');
+    }
+    close_(j, ']');
+    j_bool(j, "frames_truncated", t->frames_truncated);
+    j_str(j, "unwind_stop", t->unwind_stop);
+    close_(j, '}');
+}
+
+static void image_obj(json_t *j, const Faultline__Image *img) {
+    char id[2 * FL_TOOL_HEX_MAX + 1];
+    fl_tool_hex(id, img->build_id.data, img->build_id.len);
+    open_(j, NULL, '{');
+    j_str(j, "path", img->path);
+    j_str(j, "build_id", id[0] ? id : NULL);
+    j_str(j, "build_id_kind", fl_tool_build_id_kind_name(img->build_id_kind));
+    j_hex(j, "slide", img->slide);
+    j_hex(j, "start", img->start);
+    j_hex(j, "end", img->end);
+    j_hex(j, "text_start", img->text_start);
+    j_hex(j, "text_end", img->text_end);
+    j_bool(j, "is_main", img->is_main);
+    j_bool(j, "is_vdso", img->is_vdso);
+    j_bool(j, "path_truncated", img->path_truncated);
+    close_(j, '}');
+}
+
+void fl_tool_show_json(FILE *o, const Faultline__Report *r, bool truncated,
+                       fl_tool_symbolizer_t *sym) {
+    json_t j = {.o = o};
+    open_(&j, NULL, '{');
+    char id[2 * FL_TOOL_HEX_MAX + 1];
+    if (r->header)
+        fl_tool_hex(id, r->header->report_id.data, r->header->report_id.len);
+    j_str(&j, "report_id", r->header ? id : NULL);
+    j_bool(&j, "truncated", truncated);
+    j_bool(&j, "complete", r->complete);
+    header_fields(&j, r->header);
+    signal_fields(&j, r->signal);
+    open_(&j, "annotations", '{');
+    for (size_t i = 0; i < r->n_annotations; i++)
+        j_str(&j, r->annotations[i]->key, r->annotations[i]->value);
+    close_(&j, '}');
+    open_(&j, "threads", '[');
+    for (size_t i = 0; i < r->n_threads; i++)
+        thread_obj(&j, r->threads[i], sym);
+    close_(&j, ']');
+    open_(&j, "images", '[');
+    for (size_t i = 0; i < r->n_images; i++)
+        image_obj(&j, r->images[i]);
+    close_(&j, ']');
+    open_(&j, "notes", '[');
+    for (size_t i = 0; i < r->n_notes; i++)
+        j_str(&j, NULL, r->notes[i]->text);
+    close_(&j, ']');
+    close_(&j, '}');
+    fputc('\n', o);
+}
