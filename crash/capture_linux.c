@@ -70,7 +70,7 @@ static void stack_bounds(uint64_t sp, uint64_t *lo, uint64_t *hi) {
 
 void fl_crash_abandon(void) {
     if (__atomic_exchange_n(&g_writer_open, 0, __ATOMIC_SEQ_CST))
-        fl_report_writer_finish(&g_writer);
+        fl_report_writer_abandon(&g_writer);
 }
 
 int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
@@ -123,7 +123,9 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
     fl_report_write_signal(w, &s);
     test_fault(1);
 
+    /* Images before the thread: frames are only raw addresses until the images explain them. */
     int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
+    for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
     fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
     if (!maps_err) stack_bounds(fl_regs_sp(&regs), &env.stack_lo, &env.stack_hi);
     fl_walk_result_t res;
@@ -138,7 +140,6 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
     fl_report_write_thread(w, &t);
     test_fault(3);
 
-    for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
     fl_annotations_each(write_annotation, w);
 
     if (img_err) note(w, "image list could not be read (error ", (uint64_t)-img_err, ")");

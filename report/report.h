@@ -106,6 +106,10 @@ void fl_report_write_note(fl_report_writer_t *w, const char *text);             
  * earlier error the partial file is still renamed (its prefix decodes). AS-SAFE. */
 int fl_report_writer_finish(fl_report_writer_t *w);
 
+/* Closes and renames the report WITHOUT the `complete` marker: readers see it as cut short and
+ * decode its complete prefix. For a capture that cannot go on (a fault in the handler). AS-SAFE. */
+int fl_report_writer_abandon(fl_report_writer_t *w);
+
 /* Signal and si_code names ("SIGSEGV", "SEGV_MAPERR"); "" when unknown. AS-SAFE. */
 const char *fl_signal_name(int sig);
 const char *fl_signal_code_name(int sig, int code);

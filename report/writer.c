@@ -282,11 +282,12 @@ void fl_report_write_note(fl_report_writer_t *w, const char *text) {
         note_dropped(w, "note", UINT64_MAX);
 }
 
-int fl_report_writer_finish(fl_report_writer_t *w) {
+static int close_and_rename(fl_report_writer_t *w, bool complete_marker) {
     if (w->fd < 0)
         return w->err ? w->err : FL_ESTATE;
     static const uint8_t complete[] = {F_COMPLETE << 3, 1};
-    write_raw(w, complete, sizeof complete);
+    if (complete_marker)
+        write_raw(w, complete, sizeof complete);
     long r = fl_sys_fsync(w->fd);
     if (r < 0 && r != -EINVAL) /* EINVAL: the file system cannot sync; the data is still there */
         set_err(w, FL_EIO, r);
@@ -298,3 +299,7 @@ int fl_report_writer_finish(fl_report_writer_t *w) {
         set_err(w, FL_EIO, r);
     return w->err;
 }
+
+int fl_report_writer_finish(fl_report_writer_t *w) { return close_and_rename(w, true); }
+
+int fl_report_writer_abandon(fl_report_writer_t *w) { return close_and_rename(w, false); }

@@ -76,6 +76,13 @@ static void app_handler(int sig, siginfo_t *info, void *uc) {
 }
 NOINLINE static void prev_a(void) { null_a(); NOTAIL(); }
 
+/* The same with a plain (non-SA_SIGINFO) handler. */
+static void plain_handler(int sig) {
+    static const char msg[] = "plain handler ran\n";
+    write(1, msg, sizeof msg - 1);
+    signal(sig, SIG_DFL);
+}
+
 /* Defined only in crasher_nomalloc (interpose_malloc.c). */
 extern volatile int fl_test_forbid_malloc __attribute__((weak));
 
@@ -92,6 +99,7 @@ int main(int argc, char **argv) {
         sa.sa_flags = SA_SIGINFO;
         sigaction(SIGSEGV, &sa, NULL);
     }
+    if (strcmp(s, "prev_plain") == 0) signal(SIGSEGV, plain_handler);
     fl_options o = {.report_dir = argv[2], .app_name = "crasher", .app_version = "1.2.3"};
     int e = fl_install(&o);
     if (e) {
@@ -109,7 +117,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(s, "thread")) thread_a();
     else if (!strcmp(s, "omit_fp")) omit_a(0);
     else if (!strcmp(s, "garbage_fp")) badfp_a();
-    else if (!strcmp(s, "prev_handler")) prev_a();
+    else if (!strcmp(s, "prev_handler") || !strcmp(s, "prev_plain")) prev_a();
+    else if (!strcmp(s, "recrash_abort")) abort_a();
     else if (!strcmp(s, "control_malloc")) g_sink = malloc(16); /* the interposer must catch this */
     else {
         fprintf(stderr, "unknown scenario %s\n", s);
