@@ -3,6 +3,7 @@
 #ifndef FAULTLINE_FAULTLINE_H
 #define FAULTLINE_FAULTLINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -80,6 +81,15 @@ FL_API const char *fl_strerror(int err);
  * A missing directory is not an error (count 0). */
 FL_API int fl_list_reports(const char *report_dir, char ***paths, size_t *count);
 FL_API void fl_free_report_list(char **paths, size_t count);
+
+/* Reads and decodes one report. *out is the protobuf-c message of proto/faultline.proto
+ * (installed as <faultline/faultline.pb-c.h> and <faultline/faultline.proto>); free it with
+ * fl_report_free(). A report cut short decodes its complete prefix and sets *truncated.
+ * Errors: FL_EIO (cannot read; errno says why), FL_ENOTREPORT (not a faultline report),
+ * FL_EVERSION (newer format), FL_EBADDATA (damaged beyond its first bytes), FL_ERANGE (> 64 MiB). */
+struct Faultline__Report;
+FL_API int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated);
+FL_API void fl_report_free(struct Faultline__Report *report);
 
 #ifdef __cplusplus
 }

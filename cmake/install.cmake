@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# Installs the public header, libfaultline.a/.so, the faultline CLI, a CMake package
+# (find_package(faultline) -> faultline::faultline, faultline::faultline_static) and faultline.pc.
+include(CMakePackageConfigHelpers)
+
+set(FL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/faultline)
+
+install(FILES ${PROJECT_SOURCE_DIR}/include/faultline/faultline.h
+  ${PROJECT_BINARY_DIR}/proto/faultline.pb-c.h ${PROJECT_SOURCE_DIR}/proto/faultline.proto
+  DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/faultline)
+install(TARGETS faultline faultline_static EXPORT faultline-targets
+  ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+  RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+  INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+
+# The CLI (tools/CMakeLists.txt: target faultline_tool, file "faultline").
+if(TARGET faultline_tool)
+  install(TARGETS faultline_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+
+# CMake package. The static library's link interface names Threads::Threads and
+# PkgConfig::PROTOBUF_C (imported targets, not exported): faultline-config.cmake recreates them.
+install(EXPORT faultline-targets NAMESPACE faultline:: FILE faultline-targets.cmake
+  DESTINATION ${FL_CMAKE_DIR})
+configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/faultline-config.cmake.in
+  ${PROJECT_BINARY_DIR}/faultline-config.cmake INSTALL_DESTINATION ${FL_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/faultline-config-version.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMajorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/faultline-config.cmake
+  ${PROJECT_BINARY_DIR}/faultline-config-version.cmake DESTINATION ${FL_CMAKE_DIR})
+
+# pkg-config file. Its prefix is filled in at install time, so that it is the prefix actually
+# installed to (cmake --install --prefix DIR), not the one configured.
+foreach(d LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${d}}")
+    set(FL_PC_${d} "${CMAKE_INSTALL_${d}}")
+  else()
+    set(FL_PC_${d} "\${prefix}/${CMAKE_INSTALL_${d}}")
+  endif()
+endforeach()
+set(FL_PC_PREFIX "@FL_PC_PREFIX@")
+configure_file(${PROJECT_SOURCE_DIR}/cmake/faultline.pc.in ${PROJECT_BINARY_DIR}/faultline.pc.tmpl
+  @ONLY)
+install(CODE "
+  set(FL_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+  configure_file(\"${PROJECT_BINARY_DIR}/faultline.pc.tmpl\" \"${PROJECT_BINARY_DIR}/faultline.pc\"
+    @ONLY)")
+install(FILES ${PROJECT_BINARY_DIR}/faultline.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# Installs everything faultline needs to build and test on Debian 12; fast and quiet when done.
+# Usage: scripts/setup-deps.sh            (root, or a user with sudo)
+set -euo pipefail
+
+# The one list of Debian packages the project needs. Add new ones here.
+FL_DEPS=(
+  build-essential cmake pkg-config
+  libunwind-16-dev                       # LLVM libunwind, privatised into libfaultline
+  libprotobuf-c-dev protobuf-c-compiler  # report encoding/decoding
+  protobuf-compiler                      # protoc --decode, the tests' oracle
+  libcurl4-openssl-dev                   # report upload
+  elfutils binutils llvm-14              # eu-readelf, nm/objdump, llvm-objdump/llvm-symbolizer
+  python3 gdb
+)
+
+missing=()
+for p in "${FL_DEPS[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  [[ $status == ii* ]] || missing+=("$p")
+done
+if ((${#missing[@]} == 0)); then
+  echo "setup-deps: all ${#FL_DEPS[@]} packages present"
+  exit 0
+fi
+
+echo "setup-deps: installing ${missing[*]}"
+if ((EUID == 0)); then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo -n)   # -n: fail rather than prompt when there is no terminal (CI)
+  [[ -t 0 ]] && as_root=(sudo)
+else
+  echo "setup-deps: need root to install packages (run as root, or install sudo)." >&2
+  echo "setup-deps: missing: ${missing[*]}" >&2
+  exit 1
+fi
+if ! command -v apt-get >/dev/null 2>&1; then
+  echo "setup-deps: apt-get not found; this script supports Debian 12 only." >&2
+  echo "setup-deps: install by hand: ${missing[*]}" >&2
+  exit 1
+fi
+
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+
+# apt-get can succeed without installing everything (e.g. a name it resolved differently).
+still=()
+for p in "${missing[@]}"; do
+  status=$(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true)
+  [[ $status == ii* ]] || still+=("$p")
+done
+if ((${#still[@]} > 0)); then
+  echo "setup-deps: still missing after install: ${still[*]}" >&2
+  exit 1
+fi
+echo "setup-deps: done"
