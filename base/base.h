@@ -74,7 +74,7 @@ long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
 long fl_sys_clock_gettime(int clk, uint64_t *ns);         /* AS-SAFE; ns since the clock's epoch */
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags); /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
-long fl_sys_process_vm_readv_self(void *dst, uint64_t src, size_t len); /* AS-SAFE */
+long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
 long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
@@ -94,6 +94,7 @@ struct fl_reader {
     const void *base;  /* buffer readers: the bytes */
     uint64_t size;     /* buffer readers: their count */
     uint64_t origin;   /* buffer readers: the address of base[0] */
+    const fl_reader_t *fallback; /* range readers: for what lies outside [origin, origin+size) */
 };
 
 /* Reads through r; AS-SAFE when r is AS-SAFE (the live reader and buffer readers are). */
@@ -109,6 +110,11 @@ int fl_read_cstr(const fl_reader_t *r, uint64_t addr, char *dst, size_t cap);
 /* A reader over [buf, buf+size) that answers for addresses [origin, origin+size). AS-SAFE. */
 void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint64_t origin);
 
+/* A reader that loads [lo, hi) directly (a range the caller has just seen mapped readable, such
+ * as the crashed thread's stack mapping in /proc/self/maps) and sends everything else to
+ * `fallback`. A system call per read costs ~1 µs; a frame-pointer step reads twice. AS-SAFE. */
+void fl_reader_init_range(fl_reader_t *r, uint64_t lo, uint64_t hi, const fl_reader_t *fallback);
+
 /* The live process's safe reader: reads memory of unknown validity without faulting.
  * fl_memory_init probes the methods at install time (process_vm_readv on self, which qemu-user
  * and some seccomp policies refuse; then write() into a pre-opened pipe, which the kernel
@@ -116,6 +122,8 @@ void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint6
 typedef enum { FL_MEMORY_NONE = 0, FL_MEMORY_VM_READV = 1, FL_MEMORY_PIPE = 2 } fl_memory_method_t;
 int fl_memory_init(fl_memory_method_t force /* NONE = probe */);
 fl_memory_method_t fl_memory_method(void);       /* AS-SAFE */
+/* Re-reads our pid for the process_vm_readv method (after a fork). AS-SAFE. */
+void fl_memory_refresh_pid(void);
 const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memory_init */
 
 /* ---- Memory maps of the live process ---- */
@@ -157,13 +165,16 @@ typedef struct fl_guard {
     volatile int fired; /* set by fl_guard_recover when it jumps */
 } fl_guard_t;
 
-/* Opens a guard: evaluates true on entry, false after a recovered fault. Use as
- *   if (FL_GUARD_ENTER(g)) { risky(); } FL_GUARD_LEAVE(g);
- * AS-SAFE. (sigsetjmp must run in the caller's frame, hence a macro.) */
-#define FL_GUARD_ENTER(g) (fl_guard_arm(g), sigsetjmp((g)->env, 1) == 0)
+/* Opens a guard for thread `tid`: evaluates true on entry, false after a recovered fault. Use as
+ *   if (FL_GUARD_ENTER(g, tid)) { risky(); } FL_GUARD_LEAVE(g);
+ * The signal mask is not saved (that would be a system call per guard): after a recovered fault
+ * the thread keeps the mask of the signal handler that recovered it, which inside faultline's
+ * crash handler is the mask it already had. Callers outside that handler restore their mask
+ * when g->fired. AS-SAFE. (sigsetjmp must run in the caller's frame, hence a macro.) */
+#define FL_GUARD_ENTER(g, tid) (fl_guard_arm((g), (tid)), sigsetjmp((g)->env, 0) == 0)
 #define FL_GUARD_LEAVE(g) fl_guard_disarm(g)
-void fl_guard_arm(fl_guard_t *g);    /* AS-SAFE */
-void fl_guard_disarm(fl_guard_t *g); /* AS-SAFE */
+void fl_guard_arm(fl_guard_t *g, int tid); /* AS-SAFE */
+void fl_guard_disarm(fl_guard_t *g);       /* AS-SAFE */
 /* Called from a signal handler for a synchronous fault: if this thread has an armed guard,
  * jumps back to it (does not return); otherwise returns. AS-SAFE. */
 void fl_guard_recover(void);

@@ -7,8 +7,8 @@
 #define GUARD_SLOTS 16
 static fl_guard_t *volatile g_slots[GUARD_SLOTS];
 
-void fl_guard_arm(fl_guard_t *g) {
-    g->tid = (int)fl_sys_gettid();
+void fl_guard_arm(fl_guard_t *g, int tid) {
+    g->tid = tid;
     g->fired = 0;
     for (unsigned i = 0; i < GUARD_SLOTS; i++) {
         fl_guard_t *expected = NULL;

@@ -7,6 +7,7 @@
 static fl_memory_method_t g_method;
 static int g_pipe[2] = {-1, -1};
 static volatile int g_pipe_busy; /* the pipe carries one read at a time */
+static volatile int g_pid;       /* ours; refreshed by fl_memory_refresh_pid after a fork */
 
 /* process_vm_readv copies with the kernel's fault handling: an unmapped or unreadable source
  * gives EFAULT or a short count, never a signal. */
@@ -15,7 +16,7 @@ static int vm_readv_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t 
     if (!len) return 0;
     uint64_t end;
     if (!fl_add_u64(addr, len, &end)) return FL_EFAULT;
-    long n = fl_sys_process_vm_readv_self(dst, addr, len);
+    long n = fl_sys_process_vm_readv(g_pid, dst, addr, len);
     return n == (long)len ? 0 : FL_EFAULT;
 }
 
@@ -56,8 +57,8 @@ static int pipe_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len)
     return ret;
 }
 
-static const fl_reader_t g_vm_reader = {vm_readv_read, 0, 0, 0};
-static const fl_reader_t g_pipe_reader = {pipe_read, 0, 0, 0};
+static const fl_reader_t g_vm_reader = {.read = vm_readv_read};
+static const fl_reader_t g_pipe_reader = {.read = pipe_read};
 
 /* A method works if it reads back a value we know and refuses an address we know is unmapped. */
 static bool probe(const fl_reader_t *r) {
@@ -76,7 +77,10 @@ static int open_pipe(void) {
     return 0;
 }
 
+void fl_memory_refresh_pid(void) { g_pid = (int)fl_sys_getpid(); }
+
 int fl_memory_init(fl_memory_method_t force) {
+    fl_memory_refresh_pid();
     if (force == FL_MEMORY_NONE || force == FL_MEMORY_VM_READV) {
         if (probe(&g_vm_reader)) {
             g_method = FL_MEMORY_VM_READV;

@@ -81,10 +81,10 @@ long fl_sys_prctl_get_name(char name[16]) {
     return r;
 }
 
-long fl_sys_process_vm_readv_self(void *dst, uint64_t src, size_t len) {
+long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len) {
     struct iovec local = {dst, len};
     struct iovec remote = {(void *)(uintptr_t)src, len};
-    return SYS(SYS_process_vm_readv, SYS(SYS_getpid, 0, 0, 0, 0, 0, 0), &local, 1, &remote, 1, 0);
+    return SYS(SYS_process_vm_readv, pid, &local, 1, &remote, 1, 0);
 }
 
 long fl_sys_pipe2(int fds[2], int flags) { return SYS(SYS_pipe2, fds, flags, 0, 0, 0, 0); }

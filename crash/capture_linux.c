@@ -52,20 +52,14 @@ static void note(fl_report_writer_t *w, const char *a, uint64_t n, const char *b
 
 /* The stack mapping holding sp. An overflowed stack has sp in the guard gap below it: then the
  * mapping just above sp is the stack. */
-static void stack_bounds(uint64_t sp, uint64_t *lo, uint64_t *hi) {
-    *lo = *hi = 0;
+static const fl_map_t *stack_map(uint64_t sp) {
     const fl_map_t *m = fl_maps_find(&g_maps, sp);
-    if (!m || !(m->perms & FL_MAP_W)) {
-        for (unsigned i = 0; i < g_maps.count; i++) {
-            if (g_maps.map[i].start > sp) {
-                m = &g_maps.map[i];
-                break;
-            }
-        }
-        if (!m || !(m->perms & FL_MAP_W) || m->start - sp > 65536) return;
+    if (m && (m->perms & FL_MAP_W)) return m;
+    for (unsigned i = 0; i < g_maps.count; i++) {
+        m = &g_maps.map[i];
+        if (m->start > sp) return (m->perms & FL_MAP_W) && m->start - sp <= 65536 ? m : NULL;
     }
-    *lo = m->start < sp ? m->start : sp;
-    *hi = m->end;
+    return NULL;
 }
 
 void fl_crash_abandon(void) {
@@ -81,6 +75,7 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
     /* Free the reserved descriptor first: the maps file and the report need one each, in turn,
      * even when the application has exhausted its descriptors. */
     if (c->reserve_fd >= 0) fl_sys_close(c->reserve_fd);
+    fl_memory_refresh_pid(); /* the process may be a fork of the one that installed */
 
     static fl_regs_t regs;
     fl_regs_from_ucontext(&regs, ucontext);
@@ -127,7 +122,17 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
     int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
     for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
     fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
-    if (!maps_err) stack_bounds(fl_regs_sp(&regs), &env.stack_lo, &env.stack_hi);
+    static fl_reader_t stack_reader;
+    const fl_map_t *sm = maps_err ? NULL : stack_map(fl_regs_sp(&regs));
+    if (sm) {
+        env.stack_lo = sm->start < fl_regs_sp(&regs) ? sm->start : fl_regs_sp(&regs);
+        env.stack_hi = sm->end;
+        /* The thread's own stack was just seen mapped and readable: read it directly. */
+        if (sm->perms & FL_MAP_R) {
+            fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
+            env.mem = &stack_reader;
+        }
+    }
     fl_walk_result_t res;
     fl_frames_walk(&env, &regs, g_frames, c->max_frames, &res);
     test_fault(2);

@@ -33,9 +33,12 @@ static int make_dirs(const char *path) {
 }
 
 static int prepare_dir(const char *dir) {
-    int e = make_dirs(dir);
-    if (e) return e;
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) { /* only then create it (and its parents) */
+        int e = make_dirs(dir);
+        if (e) return e;
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    }
     if (fd < 0) return FL_EIO;
     if (faccessat(fd, ".", W_OK | X_OK, 0) != 0) {
         close(fd);
@@ -92,8 +95,6 @@ int fl_install(const fl_options *opts) {
     c->max_frames = opts->max_frames ? opts->max_frames : FL_DEFAULT_MAX_FRAMES;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
     fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
-    ssize_t n = readlink("/proc/self/exe", c->process_path, sizeof c->process_path - 1);
-    c->process_path[n > 0 ? n : 0] = 0;
     uname(&c->uts);
     if (gethostname(c->hostname, sizeof c->hostname - 1) != 0) c->hostname[0] = 0;
     fl_sys_clock_gettime(CLOCK_REALTIME, &c->install_time_ns);
@@ -103,6 +104,7 @@ int fl_install(const fl_options *opts) {
     if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0 ||
         (e = fl_frames_prepare()) != 0)
         goto fail;
+    fl_strlcpy(c->process_path, fl_elf_exe_path(), sizeof c->process_path);
     c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) goto fail;
     if ((e = fl_crash_handlers_install()) != 0) goto fail;

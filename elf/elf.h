@@ -50,6 +50,9 @@ typedef struct fl_image_list {
  * after anything that changes these (never needed in practice). NOT AS-SAFE. */
 int fl_elf_images_prepare(void);
 
+/* The executable's path as fl_elf_images_prepare read it from /proc/self/exe ("" before). AS-SAFE. */
+const char *fl_elf_exe_path(void);
+
 /* Collects every loaded image (executable first, the vdso, every link_map entry of the main
  * namespace) by walking the loader's list and the images' program headers through `mem`,
  * without the loader's lock. Each image gets its GNU build-id from PT_NOTE, or the text-hash

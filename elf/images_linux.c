@@ -31,9 +31,16 @@ static bool read_ehdr(const fl_reader_t *mem, uint64_t addr, Elf64_Ehdr *eh) {
 static bool find_phdr(const fl_reader_t *mem, uint64_t phdr, uint64_t phnum, uint32_t type,
                       Elf64_Phdr *out) {
     if (phnum > FL_PHNUM_MAX) return false;
-    for (uint64_t i = 0; i < phnum; i++) {
-        if (fl_read(mem, phdr + i * sizeof *out, out, sizeof *out)) return false;
-        if (out->p_type == type) return true;
+    Elf64_Phdr chunk[16]; /* a few reads, not one per header: each safe read is a system call */
+    for (uint64_t i = 0; i < phnum; i += FL_ARRAY_LEN(chunk)) {
+        uint64_t n = phnum - i < FL_ARRAY_LEN(chunk) ? phnum - i : FL_ARRAY_LEN(chunk);
+        if (fl_read(mem, phdr + i * sizeof *out, chunk, n * sizeof *out)) return false;
+        for (uint64_t k = 0; k < n; k++) {
+            if (chunk[k].p_type == type) {
+                *out = chunk[k];
+                return true;
+            }
+        }
     }
     return false;
 }
@@ -63,11 +70,17 @@ static uint64_t find_r_debug(const fl_reader_t *mem) {
     Elf64_Phdr dyn;
     if (find_phdr(mem, g_prep.phdr, g_prep.phnum, PT_DYNAMIC, &dyn)) {
         uint64_t at = dyn.p_vaddr + g_prep.exe_slide;
-        for (uint64_t i = 0; i < dyn.p_memsz / sizeof(Elf64_Dyn) && i < 4096; i++) {
-            Elf64_Dyn d;
-            if (fl_read(mem, at + i * sizeof d, &d, sizeof d) || d.d_tag == DT_NULL) break;
-            if (d.d_tag == DT_DEBUG && d.d_un.d_ptr) return d.d_un.d_ptr;
+        uint64_t count = dyn.p_memsz / sizeof(Elf64_Dyn);
+        Elf64_Dyn chunk[16];
+        for (uint64_t i = 0; i < count && i < 4096; i += FL_ARRAY_LEN(chunk)) {
+            uint64_t n = count - i < FL_ARRAY_LEN(chunk) ? count - i : FL_ARRAY_LEN(chunk);
+            if (fl_read(mem, at + i * sizeof(Elf64_Dyn), chunk, n * sizeof(Elf64_Dyn))) break;
+            for (uint64_t k = 0; k < n; k++) {
+                if (chunk[k].d_tag == DT_NULL) goto done;
+                if (chunk[k].d_tag == DT_DEBUG && chunk[k].d_un.d_ptr) return chunk[k].d_un.d_ptr;
+            }
         }
+    done:;
     }
     return (uint64_t)(uintptr_t)&_r_debug;
 }
@@ -95,6 +108,8 @@ int fl_elf_images_prepare(void) {
     __atomic_store_n(&g_prep.prepared, true, __ATOMIC_RELEASE);
     return g_prep.phdr ? 0 : FL_ENOTFOUND;
 }
+
+const char *fl_elf_exe_path(void) { return g_prep.exe; }
 
 static fl_image_t *new_image(fl_image_list_t *out) {
     if (out->count >= FL_IMAGES_MAX) {

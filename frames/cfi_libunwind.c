@@ -5,7 +5,7 @@
 int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
     fl_guard_t guard;
     volatile int ret = -1; /* survives the guard's longjmp */
-    if (FL_GUARD_ENTER(&guard)) {
+    if (FL_GUARD_ENTER(&guard, c->tid)) {
         if (!c->valid) {
             /* libunwind treats the seeded pc as exact (not a return address): right for frame 0
              * and for a pc reached by a frame-pointer step, off by one only for a call that is
@@ -18,32 +18,29 @@ int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
             if (s > 0) {
                 fl_unwind_arch_from_cursor(r, &c->cursor);
                 ret = 1;
-            } else {
-                ret = s == 0 ? 0 : -1;
+            } else if (s == 0) {
+                /* libunwind says "end" both for the outermost frame (its CFI leaves the return
+                 * address undefined: the cursor moved to pc 0) and for a pc it has no tables for
+                 * (the cursor did not move); only the first is an end. */
+                unw_word_t ip = 1;
+                ret = unw_get_reg(&c->cursor, UNW_REG_IP, &ip) == UNW_ESUCCESS && ip == 0 &&
+                              fl_regs_pc(r) != 0 ? 0 : -1;
             }
         }
     }
     FL_GUARD_LEAVE(&guard);
+    if (guard.fired) c->faulted = true;
     if (ret != 1) c->valid = false;
     return ret;
 }
 
 int fl_frames_prepare(void) {
-    /* Run one walk over our own stack now, so that every first-use path inside libunwind (its
-     * static initialisers, the dlsym probe for _dl_find_object) has run before a crash. */
-    static fl_image_list_t images;
-    int e = fl_elf_images_collect(fl_memory_reader(), &images);
-    if (e) return e;
-    fl_regs_t regs;
+    /* Initialise one cursor now, so that libunwind's first-use paths have run before a crash
+     * (with no images handed to the shims, its table lookup returns at once). */
     unw_context_t ctx;
     unw_cursor_t cur;
-    if (unw_getcontext(&ctx) != UNW_ESUCCESS) return FL_ENOSYS;
-    fl_unwind_shims_set_images(&images);
-    if (unw_init_local(&cur, &ctx) != UNW_ESUCCESS) return FL_ENOSYS;
-    fl_memset(&regs, 0, sizeof regs);
-    fl_unwind_arch_from_cursor(&regs, &cur);
-    fl_cfi_cursor_t c = {.valid = false};
-    (void)fl_cfi_step(&c, &regs);
     fl_unwind_shims_set_images(NULL);
+    if (unw_getcontext(&ctx) != UNW_ESUCCESS) return FL_ENOSYS;
+    (void)unw_init_local(&cur, &ctx);
     return 0;
 }

@@ -31,10 +31,13 @@ void fl_unwind_shims_set_images(const fl_image_list_t *images);
 typedef struct fl_cfi_cursor {
     unw_cursor_t cursor;
     unw_context_t context;
-    bool valid; /* the cursor continues from the last CFI step */
+    bool valid;   /* the cursor continues from the last CFI step */
+    int tid;      /* the walking thread, for the fault guard */
+    bool faulted; /* a step faulted and was recovered */
 } fl_cfi_cursor_t;
 
-/* Steps r to its caller with DWARF CFI: 1 stepped, 0 no unwind info / end, <0 error or fault.
+/* Steps r to its caller with DWARF CFI: 1 stepped, 0 the unwind tables mark the outermost frame,
+ * <0 no unwind information, an error, or a fault.
  * AS-SAFE (libunwind runs under a fault guard). */
 int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r);
 

@@ -3,6 +3,8 @@
  * producing a caller that must pass the same plausibility checks. */
 /* Order, per step: CFI, then (frame 0 with pc outside code) the return address on top of the
  * stack, then the frame-pointer record, then a bounded scan for a return address. */
+#include <signal.h>
+
 #include "frames/unwind_internal.h"
 
 static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
@@ -33,10 +35,20 @@ static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
  * that follows a call instruction). Bounded to FL_SCAN_WORDS slots. */
 #define FL_SCAN_WORDS 512u
 static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
-    uint64_t sp = fl_regs_sp(r);
+    uint64_t sp = fl_regs_sp(r), words[32];
+    unsigned base = 0, have = 0; /* words[] holds slots base .. base+have-1 */
     for (unsigned i = 0; i < FL_SCAN_WORDS; i++) {
         uint64_t slot = sp + 8u * i, v;
-        if (!in_stack(env, slot) || fl_read_u64(env->mem, slot, &v)) return FL_ENOTFOUND;
+        if (!in_stack(env, slot)) return FL_ENOTFOUND;
+        if (i >= base + have) { /* read ahead; word by word near the end of readable memory */
+            base = i;
+            have = FL_ARRAY_LEN(words);
+            if (fl_read(env->mem, slot, words, sizeof words)) {
+                have = 1;
+                if (fl_read(env->mem, slot, words, 8)) return FL_ENOTFOUND;
+            }
+        }
+        v = words[i - base];
         if (!plausible(env, sp, v, slot + 8) || !fl_unwind_arch_is_return_address(env->mem, v))
             continue;
         /* A callee with a frame record pushed the caller's frame pointer right below the slot. */
@@ -54,6 +66,10 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
     fl_regs_t r = *start;
     fl_cfi_cursor_t cfi;
     cfi.valid = false;
+    cfi.faulted = false;
+    cfi.tid = use_cfi ? (int)fl_sys_gettid() : 0;
+    sigset_t mask; /* restored if a CFI step faulted (see FL_GUARD_ENTER) */
+    if (use_cfi) sigprocmask(SIG_SETMASK, NULL, &mask);
     res->count = 0;
     res->truncated = false;
     res->stop_reason = "end of stack";
@@ -69,11 +85,15 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         uint64_t sp = fl_regs_sp(&r), pc = fl_regs_pc(&r);
         uint32_t method = FL_FRAME_UNKNOWN;
         fl_regs_t next = r;
+        int cfi_ret = -1;
         if (!use_cfi) { /* frame pointers only */
             if (fp_step(env, &next) == 0) method = FL_FRAME_FP;
-        } else if (fl_cfi_step(&cfi, &next) == 1 &&
+        } else if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
                    plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
             method = FL_FRAME_CFI;
+        } else if (cfi_ret == 0) {
+            res->stop_reason = "end of stack (outermost frame)";
+            break;
         } else {
             cfi.valid = false;
             next = r;
@@ -105,6 +125,7 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         res->stop_reason = "frame limit reached";
     }
     if (use_cfi) fl_unwind_shims_set_images(NULL);
+    if (cfi.faulted) sigprocmask(SIG_SETMASK, &mask, NULL);
     return 0;
 }
 
