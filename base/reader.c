@@ -51,7 +51,7 @@ void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint6
 static int range_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
     uint64_t end;
     if (addr >= r->origin && fl_add_u64(addr, len, &end) && end <= r->origin + r->size) {
-        fl_memcpy(dst, (const void *)(uintptr_t)addr, len);
+        __builtin_memcpy(dst, (const void *)(uintptr_t)addr, len); /* libc memcpy: AS-safe */
         return 0;
     }
     return fl_read(r->fallback, addr, dst, len);
@@ -59,7 +59,7 @@ static int range_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len
 
 void fl_reader_init_range(fl_reader_t *r, uint64_t lo, uint64_t hi, const fl_reader_t *fallback) {
     r->read = range_read;
-    r->base = NULL;
+    r->base = (const void *)(uintptr_t)lo;
     r->origin = lo;
     r->size = hi > lo ? hi - lo : 0;
     r->fallback = fallback;

@@ -134,7 +134,41 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *
     return walk(env, regs, out, max, res, env->use_cfi);
 }
 
+/* The frame-pointer-only walk, kept to a tight loop: pc/sp/fp only, the last image whose text
+ * held a return address remembered (consecutive frames mostly share an image). */
 int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out,
                       unsigned max, fl_walk_result_t *res) {
-    return walk(env, regs, out, max, res, false);
+    uint64_t pc = fl_regs_pc(regs), sp = fl_regs_sp(regs), fp = fl_regs_fp(regs);
+    uint64_t text_lo = 1, text_hi = 0; /* empty */
+    res->count = 0;
+    res->truncated = max == 0;
+    res->stop_reason = "frame pointer chain ends or cannot be trusted";
+    if (!max) return 0;
+    out[res->count++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT};
+    while (res->count < max) {
+        uint64_t rec[2], cfp, cpc, csp = fp + 16;
+        /* The frame record is {caller fp, return address} at fp on x86_64 and arm64 alike. */
+        if (fp < sp || (fp & 7) || !in_stack(env, fp) || fl_read(env->mem, fp, rec, sizeof rec))
+            break;
+        cfp = rec[0];
+        cpc = rec[1];
+        if (csp <= sp || !in_stack(env, csp - 1)) break;
+        if (cpc < text_lo || cpc >= text_hi) {
+            const fl_image_t *img = env->images ? fl_elf_images_find(env->images, cpc) : NULL;
+            if (!img || cpc < img->text_start || cpc >= img->text_end) {
+                if (env->images || !cpc) break;
+            } else {
+                text_lo = img->text_start;
+                text_hi = img->text_end;
+            }
+        }
+        pc = cpc, sp = csp, fp = cfp;
+        out[res->count++] = (fl_frame_t){pc, sp, FL_FRAME_FP};
+    }
+    if (fp == 0 && res->count < max) res->stop_reason = "end of stack";
+    if (res->count == max) {
+        res->truncated = true;
+        res->stop_reason = "frame limit reached";
+    }
+    return 0;
 }
