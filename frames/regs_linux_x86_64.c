@@ -66,17 +66,6 @@ void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c) {
     if (unw_get_reg(c, UNW_REG_SP, &v) == 0) r->r[RSP] = v;
 }
 
-/* x86_64 frame record: [fp] = caller's fp, [fp + 8] = return address; caller sp = fp + 16. */
-int fl_unwind_arch_fp_step(const fl_reader_t *mem, uint64_t fp, uint64_t *caller_fp,
-                           uint64_t *caller_pc, uint64_t *caller_sp) {
-    uint64_t rec[2];
-    if (fp & 7) return FL_EBADDATA;
-    if (fl_read(mem, fp, rec, sizeof rec)) return FL_EFAULT;
-    *caller_fp = rec[0];
-    *caller_pc = rec[1];
-    return fl_add_u64(fp, 16, caller_sp) ? 0 : FL_EBADDATA;
-}
-
 /* At a function's first instruction (a call through a bad pointer lands pc there) the return
  * address is on top of the stack. */
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,

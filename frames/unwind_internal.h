@@ -16,8 +16,6 @@
 void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
 void fl_unwind_arch_to_context(const fl_regs_t *r, unw_context_t *ctx);
 void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c);
-int fl_unwind_arch_fp_step(const fl_reader_t *mem, uint64_t fp, uint64_t *caller_fp,
-                           uint64_t *caller_pc, uint64_t *caller_sp);
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
                               uint64_t *caller_sp);
 

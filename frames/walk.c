@@ -19,14 +19,25 @@ static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
     return env->images ? fl_elf_images_is_text(env->images, caller_pc) : caller_pc != 0;
 }
 
-/* The frame-pointer stepper with its trust checks: the record lies inside the stack at or above
- * the current sp, is aligned, and yields a plausible caller. */
+/* One frame-pointer step: the record {caller fp, return address} lies at fp on x86_64 and arm64
+ * alike, and the caller's sp is fp + 16. Trust checks: the record is aligned, at or above sp and
+ * inside the stack (so the chain strictly increases). */
+static int fp_record(const fl_walk_env_t *env, uint64_t sp, uint64_t fp, uint64_t *cfp,
+                     uint64_t *cpc, uint64_t *csp) {
+    uint64_t rec[2];
+    if (fp < sp || (fp & 7) || !in_stack(env, fp) || fl_read(env->mem, fp, rec, sizeof rec))
+        return FL_EBADDATA;
+    *cfp = rec[0];
+    *cpc = rec[1];
+    *csp = fp + 16;
+    return 0;
+}
+
+/* The frame-pointer stepper for the full walk: a record that also yields a plausible caller. */
 static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
-    uint64_t sp = fl_regs_sp(r), fp = fl_regs_fp(r), cfp, cpc, csp;
-    if (fp < sp || !in_stack(env, fp)) return FL_EBADDATA;
-    int e = fl_unwind_arch_fp_step(env->mem, fp, &cfp, &cpc, &csp);
-    if (e) return e;
-    if (!plausible(env, sp, cpc, csp)) return FL_EBADDATA;
+    uint64_t sp = fl_regs_sp(r), cfp, cpc, csp;
+    if (fp_record(env, sp, fl_regs_fp(r), &cfp, &cpc, &csp) || !plausible(env, sp, cpc, csp))
+        return FL_EBADDATA;
     fl_unwind_arch_set(r, cpc, csp, cfp);
     return 0;
 }
@@ -146,12 +157,8 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
     if (!max) return 0;
     out[res->count++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT};
     while (res->count < max) {
-        uint64_t rec[2], cfp, cpc, csp = fp + 16;
-        /* The frame record is {caller fp, return address} at fp on x86_64 and arm64 alike. */
-        if (fp < sp || (fp & 7) || !in_stack(env, fp) || fl_read(env->mem, fp, rec, sizeof rec))
-            break;
-        cfp = rec[0];
-        cpc = rec[1];
+        uint64_t cfp, cpc, csp;
+        if (fp_record(env, sp, fp, &cfp, &cpc, &csp)) break;
         if (csp <= sp || !in_stack(env, csp - 1)) break;
         if (cpc < text_lo || cpc >= text_hi) {
             const fl_image_t *img = env->images ? fl_elf_images_find(env->images, cpc) : NULL;
