@@ -17,6 +17,9 @@ p.add_argument("--other-thread", action="store_true", help="the crash is on a no
 p.add_argument("--pc-zero", action="store_true", help="frame 0 pc must be 0")
 p.add_argument("--expect-truncated", action="store_true",
                help="the handler was made to fault: the report must say it is incomplete")
+p.add_argument("--expect-core", action="store_true",
+               help="with core dumps enabled, the kernel must still dump core (skipped where "
+                    "core_pattern pipes cores to a helper)")
 p.add_argument("--runner", default="", help="prefix command (e.g. qemu-aarch64 -L ...)")
 a = p.parse_args()
 
@@ -42,11 +45,28 @@ with tempfile.TemporaryDirectory(prefix="fl-crash-") as tmp:
         k, v = kv.split("=", 1)
         env[k] = v
     cmd = a.runner.split() + [a.crasher, a.scenario, rdir]
+    if a.expect_core:
+        import resource
+        pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+        if pattern.startswith("|") or "/" in pattern:
+            print(f"core_pattern {pattern!r} does not write ./core: core check skipped")
+            a.expect_core = False
+    def enable_core():
+        if a.expect_core:
+            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
     try:
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=tmp, preexec_fn=enable_core)
+        out, err = p.communicate(timeout=60)
     except subprocess.TimeoutExpired:
+        p.kill()
         check(False, "crasher hung (60 s)")
         finish()
+    class R: pass
+    r = R(); r.returncode, r.stdout, r.stderr = p.returncode, out, err
+    if a.expect_core:
+        cores = glob.glob(os.path.join(tmp, "core*"))
+        check(cores, "no core dump although core dumps were enabled")
     sys.stderr.write(r.stderr)
     check(r.returncode == -sig, f"exit status {r.returncode}, expected death by {a.signal} ({-sig})")
     if a.stdout_contains:
