@@ -72,15 +72,16 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
     return FL_ENOTFOUND;
 }
 
-static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out, unsigned max,
-                fl_walk_result_t *res, bool use_cfi) {
+int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out,
+                   unsigned max, fl_walk_result_t *res) {
+    if (!env->use_cfi) return fl_frames_walk_fp(env, start, out, max, res);
     fl_regs_t r = *start;
     fl_cfi_cursor_t cfi;
     cfi.valid = false;
     cfi.faulted = false;
-    cfi.tid = use_cfi ? (int)fl_sys_gettid() : 0;
+    cfi.tid = (int)fl_sys_gettid();
     sigset_t mask; /* restored if a CFI step faulted (see FL_GUARD_ENTER) */
-    if (use_cfi) sigprocmask(SIG_SETMASK, NULL, &mask);
+    sigprocmask(SIG_SETMASK, NULL, &mask);
     res->count = 0;
     res->truncated = false;
     res->stop_reason = "end of stack";
@@ -88,7 +89,7 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         res->truncated = true;
         return 0;
     }
-    if (use_cfi) fl_unwind_shims_set_images(env->images);
+    fl_unwind_shims_set_images(env->images);
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
     res->count = 1;
     /* Bounded by max; every accepted step strictly raises sp, so no cycle survives either. */
@@ -97,9 +98,7 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         uint32_t method = FL_FRAME_UNKNOWN;
         fl_regs_t next = r;
         int cfi_ret = -1;
-        if (!use_cfi) { /* frame pointers only */
-            if (fp_step(env, &next) == 0) method = FL_FRAME_FP;
-        } else if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
+        if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
                    plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {
@@ -124,8 +123,7 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         }
         if (method == FL_FRAME_UNKNOWN) {
             res->stop_reason = fl_regs_fp(&r) == 0 ? "end of stack"
-                               : use_cfi ? "no unwind information and no trusted frame pointer"
-                                         : "frame pointer chain ends or cannot be trusted";
+                                                   : "no unwind information and no trusted frame pointer";
             break;
         }
         r = next;
@@ -135,14 +133,9 @@ static int walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *ou
         res->truncated = true;
         res->stop_reason = "frame limit reached";
     }
-    if (use_cfi) fl_unwind_shims_set_images(NULL);
+    fl_unwind_shims_set_images(NULL);
     if (cfi.faulted) sigprocmask(SIG_SETMASK, &mask, NULL);
     return 0;
-}
-
-int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
-                   fl_walk_result_t *res) {
-    return walk(env, regs, out, max, res, env->use_cfi);
 }
 
 /* The frame-pointer-only walk, kept to a tight loop: pc/sp/fp only, the last image whose text
