@@ -76,6 +76,10 @@ long fl_sys_getrandom(void *buf, size_t len, unsigned flags); /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
+long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */
+long fl_sys_getuid(void);                                 /* AS-SAFE */
+/* Queues `sig` with the siginfo_t at `info` to thread tid of process tgid. AS-SAFE. */
+long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info);
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
 long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
 /* Sleeps; returns early on a signal. AS-SAFE. */

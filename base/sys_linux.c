@@ -88,6 +88,11 @@ long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len) {
 }
 
 long fl_sys_pipe2(int fds[2], int flags) { return SYS(SYS_pipe2, fds, flags, 0, 0, 0, 0); }
+long fl_sys_getdents64(int fd, void *buf, size_t len) { return SYS(SYS_getdents64, fd, buf, len, 0, 0, 0); }
+long fl_sys_getuid(void) { return SYS(SYS_getuid, 0, 0, 0, 0, 0, 0); }
+long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info) {
+    return SYS(SYS_rt_tgsigqueueinfo, tgid, tid, sig, info, 0, 0);
+}
 
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns) {
     struct timespec ts = {(time_t)(timeout_ns / 1000000000u), (long)(timeout_ns % 1000000000u)};

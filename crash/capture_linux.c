@@ -7,15 +7,26 @@
 
 #include "crash/crash.h"
 
-/* Prepared memory for the single capture a process makes (zero-filled BSS: the kernel supplies
- * the pages on first touch, so nothing is allocated here). */
+/* Prepared memory for one capture at a time (zero-filled BSS: the kernel supplies the pages on
+ * first touch, so nothing is allocated here). */
 static fl_maps_t g_maps;
 static fl_image_list_t g_images;
+static fl_thread_list_t g_threads;
 static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
 static char g_maps_scratch[64 * 1024];
 static uint8_t g_scratch[256 * 1024];
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
+static volatile int g_threads_parked;
+
+/* Threads that crashed while another was capturing (handler_linux.c publishes them). */
+#define FL_WAITERS_MAX 16
+static struct waiter {
+    volatile int tid; /* claimed slot: nonzero */
+    volatile int ready;
+    int sig;
+    fl_regs_t regs;
+} g_waiters[FL_WAITERS_MAX];
 
 static volatile uintptr_t g_bad_address = 16;
 static void test_fault(int stage) {
@@ -62,38 +73,100 @@ static const fl_map_t *stack_map(uint64_t sp) {
     return NULL;
 }
 
+void fl_crash_publish_waiter(int sig, const void *ucontext) {
+    int tid = (int)fl_sys_gettid();
+    for (unsigned i = 0; i < FL_WAITERS_MAX; i++) {
+        int expected = 0;
+        if (!__atomic_compare_exchange_n(&g_waiters[i].tid, &expected, tid, false, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_SEQ_CST))
+            continue;
+        g_waiters[i].sig = sig;
+        fl_regs_from_ucontext(&g_waiters[i].regs, ucontext);
+        __atomic_store_n(&g_waiters[i].ready, 1, __ATOMIC_RELEASE);
+        return;
+    }
+}
+
+static const struct waiter *find_waiter(int tid) {
+    for (unsigned i = 0; i < FL_WAITERS_MAX; i++)
+        if (__atomic_load_n(&g_waiters[i].ready, __ATOMIC_ACQUIRE) && g_waiters[i].tid == tid)
+            return &g_waiters[i];
+    return NULL;
+}
+
+static void release_threads(void) {
+    if (__atomic_exchange_n(&g_threads_parked, 0, __ATOMIC_SEQ_CST)) fl_threads_release(&g_threads);
+}
+
 void fl_crash_abandon(void) {
+    release_threads();
     if (__atomic_exchange_n(&g_writer_open, 0, __ATOMIC_SEQ_CST))
         fl_report_writer_abandon(&g_writer);
 }
 
-int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
+static void cannot_create(const fl_report_writer_t *w) {
+    char msg[256];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, "cannot create a crash report in ");
+    fl_strbuf_puts(&sb, fl_crash_config.report_dir);
+    fl_strbuf_puts(&sb, " (error: ");
+    fl_strbuf_puts(&sb, fl_strerror(w->err));
+    if (w->sys_errno) {
+        fl_strbuf_puts(&sb, ", errno ");
+        fl_strbuf_putu(&sb, (uint64_t)w->sys_errno);
+    }
+    fl_strbuf_puts(&sb, ")");
+    fl_log_stderr(msg);
+}
+
+/* Walks one captured thread over its own stack mapping and writes it. */
+static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok) {
+    fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
+                            .state = th->state};
+    if (th->state == FL_THREAD_CAPTURED) {
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
+        static fl_reader_t stack_reader;
+        uint64_t sp = fl_regs_sp(&th->regs);
+        const fl_map_t *sm = maps_ok ? stack_map(sp) : NULL;
+        if (sm) {
+            env.stack_lo = sm->start < sp ? sm->start : sp;
+            env.stack_hi = sm->end;
+            /* The stack was just seen mapped readable, and its thread is parked (or is us). */
+            if (sm->perms & FL_MAP_R) {
+                fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
+                env.mem = &stack_reader;
+            }
+        }
+        fl_walk_result_t res;
+        fl_frames_walk(&env, &th->regs, g_frames, fl_crash_config.max_frames, &res);
+        t.regs = &th->regs;
+        t.frames = g_frames;
+        t.frame_count = res.count;
+        t.frames_truncated = res.truncated;
+        t.unwind_stop = res.stop_reason;
+    }
+    fl_report_write_thread(w, &t);
+}
+
+int fl_crash_capture(const fl_capture_request_t *req) {
     const fl_crash_config_t *c = &fl_crash_config;
     fl_report_writer_t *w = &g_writer;
+    bool crash = req->kind == 1;
     int pid = (int)fl_sys_getpid(), tid = (int)fl_sys_gettid();
 
-    /* Free the reserved descriptor first: the maps file and the report need one each, in turn,
-     * even when the application has exhausted its descriptors. */
-    if (c->reserve_fd >= 0) fl_sys_close(c->reserve_fd);
+    /* Free the reserved descriptors first: the report and one /proc file at a time need them,
+     * even when the application has exhausted its descriptors. A snapshot leaves them. */
+    if (crash)
+        for (int i = 0; i < FL_RESERVE_FDS; i++)
+            if (c->reserve_fd[i] >= 0) fl_sys_close(c->reserve_fd[i]);
     fl_memory_refresh_pid(); /* the process may be a fork of the one that installed */
-
-    static fl_regs_t regs;
-    fl_regs_from_ucontext(&regs, ucontext);
-    int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
 
     uint8_t id[16];
     make_id(id);
     int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
     if (e) {
-        char msg[256];
-        fl_strbuf_t sb;
-        fl_strbuf_init(&sb, msg, sizeof msg);
-        fl_strbuf_puts(&sb, "cannot create a crash report in ");
-        fl_strbuf_puts(&sb, c->report_dir);
-        fl_strbuf_puts(&sb, " (error ");
-        fl_strbuf_putu(&sb, (uint64_t)(e < 0 ? -e : e));
-        fl_strbuf_puts(&sb, ")");
-        fl_log_stderr(msg);
+        if (crash) cannot_create(w);
         return e;
     }
     __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);
@@ -101,52 +174,75 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
     uint64_t now = 0;
     fl_sys_clock_gettime(CLOCK_REALTIME, &now);
     fl_report_header_t h = {
-        .time_unix_ns = now, .pid = pid, .kind = 1, .arch = fl_regs_arch(),
+        .time_unix_ns = now, .pid = pid, .kind = req->kind, .arch = fl_regs_arch(),
         .process_path = c->process_path, .app_name = c->app_name, .app_version = c->app_version,
-        .os_name = c->uts.sysname, .os_release = c->uts.release, .os_version = c->uts.version,
-        .machine = c->uts.machine, .hostname = c->hostname,
+        .reason = req->reason, .os_name = c->uts.sysname, .os_release = c->uts.release,
+        .os_version = c->uts.version, .machine = c->uts.machine, .hostname = c->hostname,
         .process_start_unix_ns = c->install_time_ns};
     fl_memcpy(h.report_id, id, 16);
     fl_report_write_header(w, &h);
 
-    fl_report_signal_t s = {.number = sig, .code = info->si_code, .crashed_tid = tid};
-    if (info->si_code <= 0) s.sender_pid = info->si_pid;
-    if (signal_has_address(sig) && info->si_code > 0) {
-        s.address = (uint64_t)(uintptr_t)info->si_addr;
-        s.has_address = true;
+    if (crash) {
+        const siginfo_t *info = req->info;
+        fl_report_signal_t s = {.number = req->sig, .code = info->si_code, .crashed_tid = tid};
+        if (info->si_code <= 0) s.sender_pid = info->si_pid;
+        if (signal_has_address(req->sig) && info->si_code > 0) {
+            s.address = (uint64_t)(uintptr_t)info->si_addr;
+            s.has_address = true;
+        }
+        fl_report_write_signal(w, &s);
     }
-    fl_report_write_signal(w, &s);
     test_fault(1);
 
-    /* Images before the thread: frames are only raw addresses until the images explain them. */
-    int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
-    for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
-    fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
-    static fl_reader_t stack_reader;
-    const fl_map_t *sm = maps_err ? NULL : stack_map(fl_regs_sp(&regs));
-    if (sm) {
-        env.stack_lo = sm->start < fl_regs_sp(&regs) ? sm->start : fl_regs_sp(&regs);
-        env.stack_hi = sm->end;
-        /* The thread's own stack was just seen mapped and readable: read it directly. */
-        if (sm->perms & FL_MAP_R) {
-            fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
-            env.mem = &stack_reader;
+    /* Stop the other threads first, so that the memory maps, the image list and every stack
+     * are read in one consistent state. */
+    fl_thread_list_t *tl = &g_threads;
+    __atomic_store_n(&g_threads_parked, 1, __ATOMIC_SEQ_CST);
+    fl_threads_suspend(tl, c->max_threads, c->thread_timeout_ns);
+    tl->t[0].regs = *req->regs;
+    tl->t[0].crashed = crash;
+    fl_sys_prctl_get_name(tl->t[0].name);
+    /* A thread that crashed while we capture waits in the crash handler with our signal blocked;
+     * it left its registers. */
+    for (unsigned i = 1; i < tl->count; i++) {
+        const struct waiter *wt = find_waiter(tl->t[i].tid);
+        if (!wt) continue;
+        if (tl->t[i].state != FL_THREAD_CAPTURED) {
+            tl->t[i].regs = wt->regs;
+            tl->t[i].state = FL_THREAD_CAPTURED;
         }
     }
-    fl_walk_result_t res;
-    fl_frames_walk(&env, &regs, g_frames, c->max_frames, &res);
-    test_fault(2);
 
-    char name[16];
-    fl_sys_prctl_get_name(name);
-    fl_report_thread_t t = {.tid = tid, .name = name, .crashed = true, .state = 0, .regs = &regs,
-                            .frames = g_frames, .frame_count = res.count,
-                            .frames_truncated = res.truncated, .unwind_stop = res.stop_reason};
-    fl_report_write_thread(w, &t);
-    test_fault(3);
+    int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
+    /* Images before the threads: frames are only raw addresses until the images explain them. */
+    int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
+    for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
+
+    write_thread(w, &tl->t[0], maps_err == 0);
+    test_fault(3); /* the other threads are parked */
+    for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0);
+    release_threads();
+    fl_report_write_threads_total(w, tl->total);
 
     fl_annotations_each(write_annotation, w);
 
+    if (tl->enum_error) note(w, "other threads could not be listed (error ", (uint64_t)-tl->enum_error, ")");
+    if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
+    if (!fl_threads_signal()) fl_report_write_note(w, "no free real-time signal: other threads were not captured");
+    if (tl->signal_taken) fl_report_write_note(w, "the application replaced faultline's thread-capture signal handler: other threads were not captured");
+    for (unsigned i = 1; i < tl->count; i++) {
+        const struct waiter *wt = find_waiter(tl->t[i].tid);
+        if (!wt) continue;
+        char buf[128];
+        fl_strbuf_t sb;
+        fl_strbuf_init(&sb, buf, sizeof buf);
+        fl_strbuf_puts(&sb, "thread ");
+        fl_strbuf_putu(&sb, (uint64_t)tl->t[i].tid);
+        fl_strbuf_puts(&sb, " also crashed (");
+        fl_strbuf_puts(&sb, fl_signal_name(wt->sig));
+        fl_strbuf_puts(&sb, ") while this report was written");
+        fl_report_write_note(w, buf);
+    }
     if (img_err) note(w, "image list could not be read (error ", (uint64_t)-img_err, ")");
     if (g_images.truncated) note(w, "image list truncated at ", g_images.count, " images");
     if (g_images.inconsistent) fl_report_write_note(w, "the loader was changing its image list (dlopen/dlclose in progress)");
@@ -156,6 +252,7 @@ int fl_crash_capture(int sig, const siginfo_t *info, const void *ucontext) {
 
     __atomic_store_n(&g_writer_open, 0, __ATOMIC_SEQ_CST);
     e = fl_report_writer_finish(w);
+    if (!crash) return e;
     char msg[256];
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, msg, sizeof msg);

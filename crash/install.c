@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
-/* fl_install / fl_uninstall / fl_thread_init: everything the crash path needs, prepared up front. */
+/* fl_install / fl_uninstall: everything the crash path needs, prepared up front. */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "crash/crash.h"
 
-fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = -1};
+fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = {-1, -1}};
 int fl_crash_test_fault_stage;
 static bool g_installed;
 
@@ -64,35 +63,28 @@ static fl_memory_method_t memory_method_from_env(void) {
     return FL_MEMORY_NONE;
 }
 
-int fl_thread_init(void) {
-    stack_t old;
-    if (sigaltstack(NULL, &old) != 0) return FL_EIO;
-    /* An application's own alternate stack stays, if it is big enough for the handler. */
-    if (!(old.ss_flags & SS_DISABLE) && old.ss_size >= FL_ALTSTACK_SIZE) return 0;
-    if (old.ss_flags & SS_ONSTACK) return FL_EBUSY;
-    long page = sysconf(_SC_PAGESIZE);
-    size_t len = FL_ALTSTACK_SIZE + (size_t)page;
-    char *mem = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) return FL_ENOMEM;
-    mprotect(mem, (size_t)page, PROT_NONE); /* guard page: an overflow of the handler faults */
-    stack_t ss = {.ss_sp = mem + page, .ss_size = FL_ALTSTACK_SIZE, .ss_flags = 0};
-    if (sigaltstack(&ss, NULL) != 0) {
-        munmap(mem, len);
-        return FL_EIO;
+static void close_fds(void) {
+    fl_crash_config_t *c = &fl_crash_config;
+    for (int i = 0; i < FL_RESERVE_FDS; i++) {
+        if (c->reserve_fd[i] >= 0) close(c->reserve_fd[i]);
+        c->reserve_fd[i] = -1;
     }
-    /* The stack is never freed: the thread may be running on it when it exits. */
-    return 0;
+    if (c->dirfd >= 0) close(c->dirfd);
+    c->dirfd = -1;
 }
 
 int fl_install(const fl_options *opts) {
     if (g_installed) return FL_EBUSY;
     if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;
-    if (opts->max_frames > FL_MAX_FRAMES_LIMIT) return FL_EINVAL;
+    if (opts->max_frames > FL_MAX_FRAMES_LIMIT || opts->max_threads > FL_MAX_THREADS_LIMIT)
+        return FL_EINVAL;
     fl_crash_config_t *c = &fl_crash_config;
     int e = prepare_dir(opts->report_dir);
     if (e) return e;
     c->max_threads = opts->max_threads ? opts->max_threads : FL_DEFAULT_MAX_THREADS;
     c->max_frames = opts->max_frames ? opts->max_frames : FL_DEFAULT_MAX_FRAMES;
+    c->thread_timeout_ns = opts->thread_timeout_ms ? opts->thread_timeout_ms * 1000000ull
+                                                   : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
     fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
     uname(&c->uts);
@@ -105,24 +97,27 @@ int fl_install(const fl_options *opts) {
         (e = fl_frames_prepare()) != 0)
         goto fail;
     fl_strlcpy(c->process_path, fl_elf_exe_path(), sizeof c->process_path);
-    c->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    for (int i = 0; i < FL_RESERVE_FDS; i++) c->reserve_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    fl_crash_altstacks_prepare();
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) goto fail;
-    if ((e = fl_crash_handlers_install()) != 0) goto fail;
+    if ((e = fl_threads_install()) != 0) goto fail;
+    if ((e = fl_crash_handlers_install()) != 0) {
+        fl_threads_uninstall();
+        goto fail;
+    }
+    fl_crash_altstacks_auto(true);
     g_installed = true;
     return 0;
 fail:
-    if (c->reserve_fd >= 0) close(c->reserve_fd);
-    close(c->dirfd);
-    c->dirfd = c->reserve_fd = -1;
+    close_fds();
     return e;
 }
 
 void fl_uninstall(void) {
     if (!g_installed) return;
+    fl_crash_altstacks_auto(false);
     fl_crash_handlers_uninstall();
-    fl_crash_config_t *c = &fl_crash_config;
-    if (c->reserve_fd >= 0) close(c->reserve_fd);
-    if (c->dirfd >= 0) close(c->dirfd);
-    c->dirfd = c->reserve_fd = -1;
+    fl_threads_uninstall();
+    close_fds();
     g_installed = false;
 }

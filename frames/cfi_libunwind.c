@@ -7,10 +7,16 @@ int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
     volatile int ret = -1; /* survives the guard's longjmp */
     if (FL_GUARD_ENTER(&guard, c->tid)) {
         if (!c->valid) {
-            /* libunwind treats the seeded pc as exact (not a return address): right for frame 0
-             * and for a pc reached by a frame-pointer step, off by one only for a call that is
-             * the very last instruction of its function. */
-            fl_unwind_arch_to_context(r, &c->context);
+            /* libunwind applies the CFI rows that start strictly below the pc it is seeded with:
+             * right for a return address (the call lies below it), one row short for the exact
+             * pc of an interrupted instruction that starts a new row (the one after a push).
+             * Seeding pc + 1 for frame 0 applies that row, and still finds the same function:
+             * the interrupted instruction is at least one byte long. */
+            fl_regs_t seed = *r;
+            if (c->exact_pc && fl_regs_pc(r))
+                fl_unwind_arch_set(&seed, fl_regs_pc(r) + 1, fl_regs_sp(r), fl_regs_fp(r));
+            c->exact_pc = false;
+            fl_unwind_arch_to_context(&seed, &c->context);
             c->valid = unw_init_local(&c->cursor, &c->context) == UNW_ESUCCESS;
         }
         if (c->valid) {

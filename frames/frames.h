@@ -25,8 +25,23 @@ uint64_t fl_regs_sp(const fl_regs_t *r);          /* AS-SAFE */
 uint64_t fl_regs_fp(const fl_regs_t *r);          /* AS-SAFE */
 /* Fills r from a signal handler's ucontext_t. AS-SAFE. */
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext);
+/* Fills r with the registers of the function that calls it, as they are just after the call
+ * returns (pc = the return address, sp = the caller's). The caller's frame must stay live while
+ * r is used, so call it from the function whose stack is to be walked. Only the general registers
+ * are set (the caller zeroes r first). AS-SAFE. */
+void fl_regs_get_current(fl_regs_t *r);
 /* The proto's Arch value for this build (1 = x86_64, 2 = arm64). AS-SAFE. */
 int fl_regs_arch(void);
+
+/* Register names of any architecture, whatever the build's (report readers need them for
+ * reports from elsewhere). The order is that of fl_regs_t in a build for `arch`, and of
+ * Thread.register_values in reports (docs/report-format.md); a *_<arch>.c register set must
+ * keep to it. */
+enum { FL_REGS_ARCH_UNKNOWN = 0, FL_REGS_ARCH_X86_64 = 1, FL_REGS_ARCH_ARM64 = 2 }; /* = Arch */
+#define FL_REGS_X86_64_COUNT 24u
+#define FL_REGS_ARM64_COUNT 34u /* x0..x28, fp (x29), lr (x30), sp, pc, pstate */
+unsigned fl_regs_arch_count(int arch);               /* AS-SAFE; 0 for an unknown arch */
+const char *fl_regs_arch_name(int arch, unsigned i); /* AS-SAFE; "" past the count */
 
 /* ---- Frames ---- */
 

@@ -9,18 +9,14 @@
  * GPRs), so a register set seeds a libunwind cursor by copy. */
 enum { RAX, RBX, RCX, RDX, RDI, RSI, RBP, RSP, R8, R9, R10, R11, R12, R13, R14, R15, RIP, RFLAGS,
        CS, FS, GS, ERR, TRAPNO, CR2, REG_COUNT };
-_Static_assert(REG_COUNT <= FL_REGS_MAX, "register set too large");
-
-static const char *const k_names[REG_COUNT] = {
-    "rax", "rbx", "rcx", "rdx", "rdi", "rsi", "rbp", "rsp", "r8",  "r9",     "r10", "r11",
-    "r12", "r13", "r14", "r15", "rip", "rflags", "cs", "fs", "gs", "err", "trapno", "cr2"};
+_Static_assert(REG_COUNT == FL_REGS_X86_64_COUNT, "names in regs_names.c");
 
 unsigned fl_regs_count(void) { return REG_COUNT; }
-const char *fl_regs_name(unsigned i) { return i < REG_COUNT ? k_names[i] : ""; }
+const char *fl_regs_name(unsigned i) { return fl_regs_arch_name(FL_REGS_ARCH_X86_64, i); }
 uint64_t fl_regs_pc(const fl_regs_t *r) { return r->r[RIP]; }
 uint64_t fl_regs_sp(const fl_regs_t *r) { return r->r[RSP]; }
 uint64_t fl_regs_fp(const fl_regs_t *r) { return r->r[RBP]; }
-int fl_regs_arch(void) { return 1; }
+int fl_regs_arch(void) { return FL_REGS_ARCH_X86_64; }
 
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
     const greg_t *g = ((const ucontext_t *)ucontext)->uc_mcontext.gregs;
@@ -37,6 +33,27 @@ void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
     r->r[GS] = (csgsfs >> 16) & 0xffff;
     r->r[FS] = (csgsfs >> 32) & 0xffff;
 }
+
+/* Register indices are slots of 8 bytes in fl_regs_t.r: rax 0, rbx 1, rcx 2, rdx 3, rdi 4, rsi 5,
+ * rbp 6, rsp 7, r8..r15 8..15, rip 16. */
+_Static_assert(RAX == 0 && RBP == 6 && RSP == 7 && R8 == 8 && R15 == 15 && RIP == 16, "asm layout");
+__asm__(".text\n"
+        ".globl fl_regs_get_current\n"
+        ".hidden fl_regs_get_current\n"
+        ".type fl_regs_get_current,@function\n"
+        "fl_regs_get_current:\n"
+        "  .cfi_startproc\n"
+        "  movq %rax, 0(%rdi)\n  movq %rbx, 8(%rdi)\n  movq %rcx, 16(%rdi)\n"
+        "  movq %rdx, 24(%rdi)\n  movq %rdi, 32(%rdi)\n  movq %rsi, 40(%rdi)\n"
+        "  movq %rbp, 48(%rdi)\n  leaq 8(%rsp), %rax\n  movq %rax, 56(%rdi)\n"
+        "  movq %r8, 64(%rdi)\n  movq %r9, 72(%rdi)\n  movq %r10, 80(%rdi)\n"
+        "  movq %r11, 88(%rdi)\n  movq %r12, 96(%rdi)\n  movq %r13, 104(%rdi)\n"
+        "  movq %r14, 112(%rdi)\n  movq %r15, 120(%rdi)\n  movq (%rsp), %rax\n"
+        "  movq %rax, 128(%rdi)\n"
+        "  movq 0(%rdi), %rax\n"
+        "  ret\n"
+        "  .cfi_endproc\n"
+        ".size fl_regs_get_current, .-fl_regs_get_current\n");
 
 /* ---- Architecture hooks for the walker and the CFI stepper ---- */
 

@@ -30,6 +30,7 @@ typedef struct fl_cfi_cursor {
     unw_cursor_t cursor;
     unw_context_t context;
     bool valid;   /* the cursor continues from the last CFI step */
+    bool exact_pc; /* the next seeding is an interrupted context (frame 0), not a return address */
     int tid;      /* the walking thread, for the fault guard */
     bool faulted; /* a step faulted and was recovered */
 } fl_cfi_cursor_t;

@@ -78,6 +78,7 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
     fl_regs_t r = *start;
     fl_cfi_cursor_t cfi;
     cfi.valid = false;
+    cfi.exact_pc = true;
     cfi.faulted = false;
     cfi.tid = (int)fl_sys_gettid();
     sigset_t mask; /* restored if a CFI step faulted (see FL_GUARD_ENTER) */

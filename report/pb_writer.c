@@ -165,3 +165,18 @@ void fl_pb_end(fl_pb_t *pb) {
     }
     varint_at(pb->buf + start - 1, body);
 }
+
+void fl_pb_packed_varint(fl_pb_t *pb, uint64_t v) { put_varint(pb, v); }
+
+uint64_t fl_pb_zigzag(int64_t v) {
+    uint64_t u = (uint64_t)v; /* shifts on the unsigned form: no undefined behaviour */
+    return u << 1 ^ (0 - (u >> 63));
+}
+
+void fl_pb_packed_zigzag(fl_pb_t *pb, int64_t v) { put_varint(pb, fl_pb_zigzag(v)); }
+
+void fl_pb_packed_byte(fl_pb_t *pb, uint8_t b) {
+    uint8_t *p = claim(pb, 1);
+    if (p)
+        *p = b;
+}

@@ -2,6 +2,7 @@
 /* Decoding reports, including ones cut short: the longest prefix of complete top-level fields. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -65,6 +66,105 @@ static size_t prefix_end(const uint8_t *p, size_t len, size_t max, size_t *count
     return pos;
 }
 
+/* ---- Version 2: compact threads, checked and then expanded into `registers` and `frames` ---- */
+
+_Static_assert(FL_REPORT_FRAMES_MAX >= FL_MAX_FRAMES_LIMIT, "a reader cuts what writers write");
+
+static bool thread_valid(const Faultline__Thread *t) {
+    size_t n = t->n_frame_pc_deltas;
+    return t->n_frame_sp_deltas == n && t->frame_methods.len == (n + 1) / 2 &&
+           t->frame_sp_shift < 64 && t->n_register_values <= FL_REPORT_REGS_MAX;
+}
+
+/* protobuf-c's unpack, plus the checks protobuf-c cannot make: NULL for either failure. */
+static Faultline__Report *unpack(const uint8_t *data, size_t len) {
+    Faultline__Report *r = faultline__report__unpack(NULL, len, data);
+    for (size_t i = 0; r && i < r->n_threads; i++) {
+        if (!thread_valid(r->threads[i])) {
+            faultline__report__free_unpacked(r, NULL);
+            r = NULL;
+        }
+    }
+    return r;
+}
+
+/* Everything allocated here uses malloc, as protobuf-c's default allocator does, and is linked
+ * into the message as soon as it is allocated: free_unpacked frees it, even after a failure. */
+static int expand_registers(Faultline__Thread *t, int arch) {
+    for (size_t i = 0; i < t->n_registers; i++)
+        faultline__register__free_unpacked(t->registers[i], NULL);
+    free(t->registers);
+    t->n_registers = 0;
+    t->registers = calloc(t->n_register_values, sizeof *t->registers);
+    if (!t->registers)
+        return FL_ENOMEM;
+    for (size_t i = 0; i < t->n_register_values; i++) {
+        Faultline__Register *g = malloc(sizeof *g);
+        if (!g)
+            return FL_ENOMEM;
+        faultline__register__init(g);
+        t->registers[t->n_registers++] = g;
+        g->value = t->register_values[i];
+        char fallback[32];
+        const char *name = fl_regs_arch_name(arch, (unsigned)i);
+        if (!name[0]) {
+            snprintf(fallback, sizeof fallback, "reg%zu", i);
+            name = fallback;
+        }
+        char *copy = strdup(name);
+        if (!copy)
+            return FL_ENOMEM;
+        g->name = copy;
+    }
+    return 0;
+}
+
+static int expand_frames(Faultline__Thread *t) {
+    size_t n = t->n_frame_pc_deltas;
+    if (n > FL_REPORT_FRAMES_MAX) {
+        n = FL_REPORT_FRAMES_MAX;
+        t->frames_truncated = true;
+    }
+    for (size_t i = 0; i < t->n_frames; i++)
+        faultline__frame__free_unpacked(t->frames[i], NULL);
+    free(t->frames);
+    t->n_frames = 0;
+    t->frames = calloc(n, sizeof *t->frames);
+    if (!t->frames)
+        return FL_ENOMEM;
+    uint64_t pc = 0, sp = 0;
+    for (size_t i = 0; i < n; i++) {
+        Faultline__Frame *f = malloc(sizeof *f);
+        if (!f)
+            return FL_ENOMEM;
+        faultline__frame__init(f);
+        t->frames[t->n_frames++] = f;
+        pc += (uint64_t)t->frame_pc_deltas[i]; /* modulo 2^64, as written */
+        sp += (uint64_t)t->frame_sp_deltas[i] << t->frame_sp_shift;
+        f->pc = pc;
+        f->sp = sp;
+        f->method = (Faultline__Frame__Method)(t->frame_methods.data[i / 2] >> (i % 2 * 4) & 15);
+    }
+    return 0;
+}
+
+/* A thread that has the compact fields gets `registers` and `frames` from them (replacing any
+ * it also had, which version 2 writers do not write). */
+static int expand(Faultline__Report *r) {
+    int arch = r->header ? (int)r->header->arch : 0;
+    for (size_t i = 0; i < r->n_threads; i++) {
+        Faultline__Thread *t = r->threads[i];
+        int err = 0;
+        if (t->n_register_values)
+            err = expand_registers(t, arch);
+        if (!err && t->n_frame_pc_deltas)
+            err = expand_frames(t);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
 int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report **out,
                      bool *truncated) {
     *out = NULL;
@@ -80,7 +180,7 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
 
     size_t fields;
     size_t end = prefix_end(data, len, SIZE_MAX, &fields);
-    Faultline__Report *r = faultline__report__unpack(NULL, end, data);
+    Faultline__Report *r = unpack(data, end);
     bool damaged = false;
     if (!r) {
         /* A complete field whose content does not decode (damage, not truncation): keep the
@@ -90,7 +190,7 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
         while (bad - good > 1) {
             size_t mid = good + (bad - good) / 2, n;
             size_t mid_end = prefix_end(data, len, mid, &n);
-            Faultline__Report *t = faultline__report__unpack(NULL, mid_end, data);
+            Faultline__Report *t = unpack(data, mid_end);
             if (t) {
                 faultline__report__free_unpacked(t, NULL);
                 good = mid;
@@ -99,10 +199,15 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
             }
         }
         end = prefix_end(data, len, good, &fields);
-        r = faultline__report__unpack(NULL, end, data);
+        r = unpack(data, end);
         if (!r)
             return FL_EBADDATA;
         damaged = true;
+    }
+    int err = expand(r);
+    if (err) {
+        faultline__report__free_unpacked(r, NULL);
+        return err;
     }
     *out = r;
     *truncated = damaged || end < len || !r->complete;

@@ -11,7 +11,12 @@
 /* Report fields (proto/faultline.proto). */
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
-    F_ANNOTATION = 7, F_NOTE = 8, F_COMPLETE = 15
+    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_COMPLETE = 15
+};
+/* Thread fields. */
+enum {
+    T_TID = 1, T_NAME = 2, T_CRASHED = 3, T_FRAMES_TRUNCATED = 6, T_UNWIND_STOP = 7, T_STATE = 8,
+    T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13
 };
 
 #define SCRATCH_MIN 256u
@@ -118,6 +123,11 @@ int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16]
                                      'e', F_VERSION << 3, FL_REPORT_FORMAT_VERSION};
     _Static_assert(sizeof prefix == 13 && FL_REPORT_FORMAT_VERSION < 128, "prefix layout");
     write_raw(w, prefix, sizeof prefix);
+    if (w->err) { /* not even the prefix fits (disk full): leave nothing behind */
+        fl_sys_close(w->fd);
+        fl_sys_unlinkat(dirfd, w->tmp_name, 0);
+        w->fd = -1;
+    }
     return w->err;
 }
 
@@ -164,31 +174,62 @@ void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) 
         note_dropped(w, "signal", UINT64_MAX);
 }
 
+/* Packed sint64 field of frames[i].pc - frames[i-1].pc (or sp), frame -1's value being 0, in
+ * units of 2^shift bytes (every value is a multiple). The difference is taken modulo 2^64, so
+ * any pair of addresses round-trips. */
+static void put_deltas(fl_pb_t *pb, unsigned field, const fl_frame_t *frames, unsigned n,
+                       bool sp, unsigned shift) {
+    uint64_t prev = 0;
+    fl_pb_begin(pb, field);
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t v = sp ? frames[i].sp : frames[i].pc;
+        fl_pb_packed_zigzag(pb, (int64_t)(v - prev) / ((int64_t)1 << shift));
+        prev = v;
+    }
+    fl_pb_end(pb);
+}
+
+/* The largest power of two up to 16 that divides every sp (callers' sps are 16-byte aligned by
+ * the ABIs, a signal context's at least 8): a frame of up to 504 bytes then costs one byte. */
+static unsigned sp_shift(const fl_frame_t *frames, unsigned n) {
+    uint64_t bits = 0;
+    for (unsigned i = 0; i < n; i++)
+        bits |= frames[i].sp;
+    unsigned shift = 0;
+    while (shift < 4 && !(bits >> shift & 1))
+        shift++;
+    return shift;
+}
+
 static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned frames,
                           bool truncated) {
     fl_pb_begin(pb, F_THREAD);
-    fl_pb_sint(pb, 1, t->tid);
-    fl_pb_string(pb, 2, t->name);
-    fl_pb_varint(pb, 3, t->crashed);
-    if (t->regs) {
-        unsigned n = fl_regs_count();
-        for (unsigned i = 0; i < n && i < FL_REGS_MAX; i++) {
-            fl_pb_begin(pb, 4);
-            fl_pb_string(pb, 1, fl_regs_name(i));
-            fl_pb_varint(pb, 2, t->regs->r[i]);
-            fl_pb_end(pb);
-        }
-    }
-    for (unsigned i = 0; i < frames; i++) {
-        fl_pb_begin(pb, 5);
-        fl_pb_varint(pb, 1, t->frames[i].pc);
-        fl_pb_varint(pb, 2, t->frames[i].sp);
-        fl_pb_varint(pb, 3, t->frames[i].method);
+    fl_pb_sint(pb, T_TID, t->tid);
+    fl_pb_string(pb, T_NAME, t->name);
+    fl_pb_varint(pb, T_CRASHED, t->crashed);
+    fl_pb_varint(pb, T_FRAMES_TRUNCATED, truncated);
+    fl_pb_string(pb, T_UNWIND_STOP, t->unwind_stop);
+    fl_pb_sint(pb, T_STATE, t->state);
+    unsigned nregs = t->regs ? fl_regs_count() : 0;
+    if (nregs) {
+        fl_pb_begin(pb, T_REGISTER_VALUES);
+        for (unsigned i = 0; i < nregs && i < FL_REGS_MAX; i++)
+            fl_pb_packed_varint(pb, t->regs->r[i]);
         fl_pb_end(pb);
     }
-    fl_pb_varint(pb, 6, truncated);
-    fl_pb_string(pb, 7, t->unwind_stop);
-    fl_pb_sint(pb, 8, t->state);
+    if (frames) {
+        unsigned shift = sp_shift(t->frames, frames);
+        put_deltas(pb, T_PC_DELTAS, t->frames, frames, false, 0);
+        put_deltas(pb, T_SP_DELTAS, t->frames, frames, true, shift);
+        /* Two methods a byte, frame 2k in the low nibble of byte k. */
+        fl_pb_begin(pb, T_METHODS);
+        for (unsigned i = 0; i < frames; i += 2) {
+            uint32_t lo = t->frames[i].method, hi = i + 1 < frames ? t->frames[i + 1].method : 0;
+            fl_pb_packed_byte(pb, (uint8_t)((lo <= 15 ? lo : 0) | (hi <= 15 ? hi : 0) << 4));
+        }
+        fl_pb_end(pb);
+        fl_pb_varint(pb, T_SP_SHIFT, shift);
+    }
     fl_pb_end(pb);
 }
 
@@ -235,6 +276,14 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     fl_strbuf_putu(&sb, w->scratch_cap);
     fl_strbuf_puts(&sb, " bytes)");
     put_note(w, msg);
+}
+
+void fl_report_write_threads_total(fl_report_writer_t *w, uint32_t n) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_varint(&pb, F_THREADS_TOTAL, n);
+    item_flush(w, &pb); /* at most 6 bytes: always fits the scratch buffer */
 }
 
 void fl_report_write_image(fl_report_writer_t *w, const fl_image_t *img) {

@@ -12,6 +12,8 @@
  *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
  *  "annotations": {k: v},
+ *  "threads_total" (threads the process had, of which "threads" lists at most max_threads;
+ *                   null when the report does not say),
  *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
  *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset"}],
  *               "frames_truncated", "unwind_stop"}],
@@ -248,6 +250,10 @@ void fl_tool_show_json(FILE *o, const Faultline__Report *r, bool truncated,
     for (size_t i = 0; i < r->n_annotations; i++)
         j_str(&j, r->annotations[i]->key, r->annotations[i]->value);
     close_(&j, '}');
+    if (r->threads_total)
+        j_int(&j, "threads_total", r->threads_total);
+    else
+        j_null(&j, "threads_total");
     open_(&j, "threads", '[');
     for (size_t i = 0; i < r->n_threads; i++)
         thread_obj(&j, r->threads[i], sym);

@@ -79,6 +79,11 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
         snprintf(buf, sizeof buf, "tid %" PRId32 " (not in the report)", s->crashed_tid);
         row(o, "Crashed Thread:", buf);
     }
+    if (r->threads_total)
+        snprintf(buf, sizeof buf, "%zu listed of %" PRIu32, r->n_threads, r->threads_total);
+    else
+        snprintf(buf, sizeof buf, "%zu listed", r->n_threads);
+    row(o, "Threads:", buf);
 }
 
 static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbolizer_t *sym) {

@@ -41,10 +41,12 @@ typedef struct fl_options {
     const char *app_version; /* optional, copied at install */
     unsigned max_threads;    /* 0 = default (FL_DEFAULT_MAX_THREADS) */
     unsigned max_frames;     /* 0 = default (FL_DEFAULT_MAX_FRAMES), per thread */
+    unsigned thread_timeout_ms; /* 0 = default 1000: how long a capture waits for other threads */
 } fl_options;
 
 #define FL_DEFAULT_MAX_THREADS 1024u
 #define FL_DEFAULT_MAX_FRAMES 256u
+#define FL_MAX_THREADS_LIMIT 4096u
 #define FL_MAX_FRAMES_LIMIT 4096u
 #define FL_MAX_ANNOTATIONS 64u
 #define FL_MAX_ANNOTATION_BYTES 256u /* key and value each, including the terminating NUL */
@@ -60,8 +62,11 @@ FL_API int fl_install(const fl_options *opts);
  * NOT AS-SAFE. */
 FL_API void fl_uninstall(void);
 
-/* Gives the calling thread an alternate signal stack (unless it already has one of sufficient
- * size, which is kept) so that a stack overflow on it can still be reported.
+/* Gives the calling thread an alternate signal stack (unless it already has one of at least
+ * 64 KiB, which is kept) so that a stack overflow on it can still be reported. Threads started
+ * with pthread_create after fl_install get one automatically (faultline interposes
+ * pthread_create; see docs/async-safety.md); call this only in threads that existed before
+ * fl_install or were made without pthread_create. The stack is freed when the thread exits.
  * Returns 0 or a negative FL_E* code. NOT AS-SAFE. */
 FL_API int fl_thread_init(void);
 
@@ -70,6 +75,16 @@ FL_API int fl_thread_init(void);
  * truncated; at most FL_MAX_ANNOTATIONS keys (FL_ERANGE past that). Thread-safe.
  * NOT AS-SAFE (may not be called from a signal handler). */
 FL_API int fl_annotate(const char *key, const char *value);
+
+/* Writes a report of every thread of the running process without disturbing it further, for
+ * hangs and watchdogs: the same capture as a crash (Header.kind = KIND_SNAPSHOT, Header.reason =
+ * reason, no Signal), after which the process goes on. Callable from any thread, and from a
+ * signal handler (AS-SAFE). Other threads are paused for the capture (at most the install's
+ * thread_timeout_ms waiting for them, then the time to walk their stacks); each sees one
+ * real-time signal, which can make some system calls return EINTR (see docs/threads.md).
+ * Returns 0, FL_ESTATE if not installed, FL_EBUSY while another snapshot or a crash is being
+ * captured, or the report writer's error (FL_EIO). */
+FL_API int fl_snapshot(const char *reason);
 
 /* A static English description of an FL_E* code. AS-SAFE. */
 FL_API const char *fl_strerror(int err);

@@ -18,7 +18,7 @@ static void *volatile g_sink;
 
 NOINLINE static void null_c(void) { *g_null = 1; NOTAIL(); }
 NOINLINE static void null_b(void) { null_c(); NOTAIL(); }
-NOINLINE static void null_a(void) { null_b(); NOTAIL(); }
+NOINLINE void null_a(void) { null_b(); NOTAIL(); }
 
 NOINLINE static void abort_b(void) { abort(); }
 NOINLINE static void abort_a(void) { abort_b(); NOTAIL(); }
@@ -67,6 +67,31 @@ NOINLINE static void badfp_c(void) {
 NOINLINE static void badfp_b(void) { badfp_c(); NOTAIL(); }
 NOINLINE static void badfp_a(void) { badfp_b(); NOTAIL(); }
 
+/* The fault is on the first instruction of a new CFI row: rowedge_c pushes a word (0x1234, not
+ * an address) and faults on the very next instruction, where the CFA is rsp+16 (rsp+8 one byte
+ * before). An unwinder that applies only the rows starting before pc (right for a return
+ * address, wrong for the exact pc of a fault) reads 0x1234 as the return address. */
+#if defined(__x86_64__)
+__asm__(".text\n"
+        ".type rowedge_c, @function\n"
+        "rowedge_c:\n"
+        ".cfi_startproc\n"
+        "movl $0x1234, %eax\n"
+        "pushq %rax\n"
+        ".cfi_adjust_cfa_offset 8\n"
+        "movl $0, 0\n"
+        "popq %rax\n"
+        ".cfi_adjust_cfa_offset -8\n"
+        "ret\n"
+        ".cfi_endproc\n"
+        ".size rowedge_c, .-rowedge_c\n");
+void rowedge_c(void);
+#else
+NOINLINE static void rowedge_c(void) { *g_null = 8; NOTAIL(); }
+#endif
+NOINLINE static void rowedge_b(void) { rowedge_c(); NOTAIL(); }
+NOINLINE static void rowedge_a(void) { rowedge_b(); NOTAIL(); }
+
 /* An application handler installed before faultline must still run after the report. */
 static void app_handler(int sig, siginfo_t *info, void *uc) {
     (void)info, (void)uc;
@@ -85,6 +110,83 @@ static void plain_handler(int sig) {
 
 /* Defined only in crasher_nomalloc (interpose_malloc.c). */
 extern volatile int fl_test_forbid_malloc __attribute__((weak));
+extern volatile int fl_test_alloc_in_sigaction __attribute__((weak));
+extern int __sigaction(int, const struct sigaction *, struct sigaction *);
+
+/* Controls for crasher_nomalloc: each must end in exit 77. */
+static void alloc_handler(int sig) {
+    (void)sig;
+    g_sink = malloc(16);
+}
+/* A handler on the alternate stack, installed past the interposed sigaction(): caught because
+ * the thread runs on its alternate stack. */
+NOINLINE static void control_malloc(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = alloc_handler;
+    sa.sa_flags = SA_ONSTACK;
+    __sigaction(SIGUSR1, &sa, NULL);
+    raise(SIGUSR1);
+}
+/* faultline's own crash handler, on a thread without an alternate stack, is made to allocate
+ * (in the sigaction() call that restores the previous actions): caught because the thread is
+ * inside a handler installed with sigaction(). */
+static void *noaltstack_entry(void *arg) {
+    (void)arg;
+    stack_t off = {.ss_flags = SS_DISABLE};
+    sigaltstack(&off, NULL); /* the one faultline's pthread_create gave it */
+    thread_b();
+    return NULL;
+}
+NOINLINE static void control_crash_handler(void) {
+    if (&fl_test_alloc_in_sigaction) fl_test_alloc_in_sigaction = 1;
+    pthread_t t;
+    pthread_create(&t, NULL, noaltstack_entry, NULL);
+    pthread_join(t, NULL);
+}
+
+static void run_null(const char *dir) { (void)dir; null_a(); }
+static void run_abort(const char *dir) { (void)dir; abort_a(); }
+static void run_trap(const char *dir) { (void)dir; trap_a(); }
+static void run_divzero(const char *dir) { (void)dir; divzero_a(); }
+static void run_sigbus(const char *dir) { (void)dir; sigbus_a(); }
+static void run_fnptr(const char *dir) { (void)dir; fnptr_a(); }
+static void run_thread(const char *dir) { (void)dir; thread_a(); }
+static void run_omit_fp(const char *dir) { (void)dir; omit_a(0); }
+static void run_badfp(const char *dir) { (void)dir; badfp_a(); }
+static void run_prev(const char *dir) { (void)dir; prev_a(); }
+static void run_rowedge(const char *dir) { (void)dir; rowedge_a(); }
+static void run_control_malloc(const char *dir) { (void)dir; control_malloc(); }
+static void run_control_handler(const char *dir) { (void)dir; control_crash_handler(); }
+
+static const struct {
+    const char *name;
+    void (*run)(const char *dir);
+} g_scenarios[] = {
+    {"null_deref", run_null},          {"recrash", run_null},
+    {"abort", run_abort},              {"recrash_abort", run_abort},
+    {"trap", run_trap},                {"divzero", run_divzero},
+    {"sigbus", run_sigbus},            {"null_fnptr", run_fnptr},
+    {"thread", run_thread},            {"omit_fp", run_omit_fp},
+    {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
+    {"prev_plain", run_prev},          {"control_malloc", run_control_malloc},
+    {"cfi_row_edge", run_rowedge},
+    {"control_crash_handler", run_control_handler},
+    {"malloc_lock", scenario_malloc_lock},
+    {"heap_invalid", scenario_heap_invalid},
+    {"heap_double_free", scenario_heap_double_free},
+    {"heap_bad_header", scenario_heap_bad_header},
+    {"dlopen_busy", scenario_dlopen_busy},
+    {"barrier", scenario_barrier},
+    {"emfile", scenario_emfile},
+    {"dir_removed", scenario_dir_removed},
+    {"dir_readonly", scenario_dir_readonly},
+    {"dir_full", scenario_dir_full},
+    {"threads_1000", scenario_threads_1000},
+    {"blocked_thread", scenario_blocked_thread},
+    {"stuck_thread", scenario_stuck_thread},
+    {"busy_threads", scenario_busy_threads},
+};
 
 int main(int argc, char **argv) {
     if (argc < 3) {
@@ -92,6 +194,13 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *s = argv[1];
+    void (*run)(const char *) = NULL;
+    for (size_t i = 0; i < sizeof g_scenarios / sizeof g_scenarios[0]; i++)
+        if (!strcmp(s, g_scenarios[i].name)) run = g_scenarios[i].run;
+    if (!run) {
+        fprintf(stderr, "unknown scenario %s\n", s);
+        return 2;
+    }
     if (strcmp(s, "prev_handler") == 0) {
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
@@ -108,21 +217,7 @@ int main(int argc, char **argv) {
     }
     fl_annotate("scenario", s);
     if (&fl_test_forbid_malloc) fl_test_forbid_malloc = 1; /* from here on: the crash path */
-    if (!strcmp(s, "null_deref") || !strcmp(s, "recrash")) null_a();
-    else if (!strcmp(s, "abort")) abort_a();
-    else if (!strcmp(s, "trap")) trap_a();
-    else if (!strcmp(s, "divzero")) divzero_a();
-    else if (!strcmp(s, "sigbus")) sigbus_a();
-    else if (!strcmp(s, "null_fnptr")) fnptr_a();
-    else if (!strcmp(s, "thread")) thread_a();
-    else if (!strcmp(s, "omit_fp")) omit_a(0);
-    else if (!strcmp(s, "garbage_fp")) badfp_a();
-    else if (!strcmp(s, "prev_handler") || !strcmp(s, "prev_plain")) prev_a();
-    else if (!strcmp(s, "recrash_abort")) abort_a();
-    else if (!strcmp(s, "control_malloc")) g_sink = malloc(16); /* the interposer must catch this */
-    else {
-        fprintf(stderr, "unknown scenario %s\n", s);
-        return 2;
-    }
+    run(argv[2]);
+    fprintf(stderr, "scenario %s returned without crashing\n", s);
     return 0;
 }

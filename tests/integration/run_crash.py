@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Runs one crash scenario in a child process and checks the decoded report.
-import argparse, glob, json, os, signal, subprocess, sys, tempfile
+# Runs one crash scenario in a child process (or --repeat N of them) and checks the decoded report.
+import argparse, fnmatch, glob, json, os, shutil, signal, subprocess, sys, tempfile, time
 
 p = argparse.ArgumentParser()
 p.add_argument("--crasher", required=True)
@@ -13,13 +13,34 @@ p.add_argument("--protoc")
 p.add_argument("--proto-dir")
 p.add_argument("--env", action="append", default=[])
 p.add_argument("--stdout-contains")
+p.add_argument("--expect-stderr", action="append", default=[], metavar="TEXT",
+               help="stderr must contain TEXT ({dir} stands for the report directory)")
 p.add_argument("--other-thread", action="store_true", help="the crash is on a non-main thread")
 p.add_argument("--pc-zero", action="store_true", help="frame 0 pc must be 0")
 p.add_argument("--expect-truncated", action="store_true",
-               help="the handler was made to fault: the report must say it is incomplete")
+               help="the report must say it is incomplete; only its prefix is checked")
+p.add_argument("--expect-no-report", action="store_true",
+               help="no report can be written: check only the death, the time and stderr")
+p.add_argument("--expect-exit", type=int,
+               help="the crasher must exit with this status instead (the heap interposer's 77)")
 p.add_argument("--expect-core", action="store_true",
                help="with core dumps enabled, the kernel must still dump core (skipped where "
                     "core_pattern pipes cores to a helper)")
+p.add_argument("--report-dir-setup", choices=["tmpfs-readonly", "tmpfs-full", "tmpfs-full-0"],
+               help="run in a private mount namespace (unshare -m) with the report directory on "
+                    "a small tmpfs: the crasher remounts it read-only, or it has one page (full) "
+                    "or nothing (full-0) left")
+p.add_argument("--timeout", type=float, default=60, help="seconds the crasher may take")
+p.add_argument("--repeat", type=int, default=1, help="run and check this many times")
+# Assertions on the thread list (all-thread capture). NAME is a thread name or a glob.
+p.add_argument("--min-threads", type=int, help="at least N threads listed in the report")
+p.add_argument("--min-threads-total", type=int, help="threads_total is at least N")
+p.add_argument("--thread-state", action="append", default=[], metavar="NAME=STATE",
+               help="the threads named NAME (at least one) all have this state")
+p.add_argument("--thread-frames", action="append", default=[], metavar="NAME=f1,f2",
+               help="the threads named NAME (at least one) all have these functions in order")
+p.add_argument("--all-captured-except", metavar="NAME,...",
+               help="every thread not named here has the state 'captured' ('' for none)")
 p.add_argument("--runner", default="", help="prefix command (e.g. qemu-aarch64 -L ...)")
 a = p.parse_args()
 
@@ -37,57 +58,67 @@ def finish():
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)
 
+class Stop(Exception):
+    """Nothing more of this run can be checked."""
+
 sig = getattr(signal, a.signal)
-with tempfile.TemporaryDirectory(prefix="fl-crash-") as tmp:
-    rdir = os.path.join(tmp, "reports")
-    env = dict(os.environ)
-    for kv in a.env:
-        k, v = kv.split("=", 1)
-        env[k] = v
-    cmd = a.runner.split() + [a.crasher, a.scenario, rdir]
-    if a.expect_core:
-        import resource
-        pattern = open("/proc/sys/kernel/core_pattern").read().strip()
-        if pattern.startswith("|") or "/" in pattern:
-            print(f"core_pattern {pattern!r} does not write ./core: core check skipped")
-            a.expect_core = False
-    def enable_core():
-        if a.expect_core:
-            resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
-    try:
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                             cwd=tmp, preexec_fn=enable_core)
-        out, err = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        check(False, "crasher hung (60 s)")
-        finish()
-    class R: pass
-    r = R(); r.returncode, r.stdout, r.stderr = p.returncode, out, err
-    if a.expect_core:
-        cores = glob.glob(os.path.join(tmp, "core*"))
-        check(cores, "no core dump although core dumps were enabled")
-    sys.stderr.write(r.stderr)
-    check(r.returncode == -sig, f"exit status {r.returncode}, expected death by {a.signal} ({-sig})")
-    if a.stdout_contains:
-        check(a.stdout_contains in r.stdout, f"stdout lacks {a.stdout_contains!r}: {r.stdout!r}")
-    reports = glob.glob(os.path.join(rdir, "faultline-*.flr"))
-    check(len(reports) == 1, f"expected one report, found {reports}")
-    check(not glob.glob(os.path.join(rdir, ".tmp-*")), "temporary report left behind")
-    if not reports:
-        finish()
-    report = reports[0]
+want = a.frames.split(",")
+IN_NS = "FL_RUN_CRASH_IN_NAMESPACE"
+
+def symbols(thread):
+    # GCC's split-off parts (main.cold, f.part.0) count as the function itself.
+    return [(f["symbol"] or "").split(".")[0] for f in thread["frames"]]
+
+def in_order(syms, names):
+    pos = -1
+    for w in names:
+        try:
+            pos = syms.index(w, pos + 1)
+        except ValueError:
+            return False
+    return True
+
+def named(doc, pattern):
+    return [t for t in doc["threads"] if fnmatch.fnmatchcase(t["name"] or "", pattern)]
+
+def split_kv(s):
+    k, _, v = s.partition("=")
+    return k, v
+
+def check_threads(doc):
+    threads = doc["threads"]
+    if a.min_threads is not None:
+        check(len(threads) >= a.min_threads, f"{len(threads)} threads listed, expected >= {a.min_threads}")
+    if a.min_threads_total is not None:
+        total = doc.get("threads_total") or 0
+        check(total >= a.min_threads_total, f"threads_total {total}, expected >= {a.min_threads_total}")
+    for spec in a.thread_state:
+        name, state = split_kv(spec)
+        ts = named(doc, name)
+        check(ts and all(t["state"] == state for t in ts),
+              f"threads named {name!r}: states {[t['state'] for t in ts]}, expected {state}")
+    for spec in a.thread_frames:
+        name, funcs = split_kv(spec)
+        ts = named(doc, name)
+        bad = [(t["tid"], symbols(t)) for t in ts if not in_order(symbols(t), funcs.split(","))]
+        check(ts and not bad, f"threads named {name!r} lack frames {funcs} in order: {ts and bad[:3]}")
+    if a.all_captured_except is not None:
+        skip = [n for n in a.all_captured_except.split(",") if n]
+        bad = [(t["name"], t["state"]) for t in threads
+               if t["state"] != "captured" and not any(fnmatch.fnmatchcase(t["name"] or "", n) for n in skip)]
+        check(not bad, f"threads not captured: {bad[:10]}")
+
+def check_report(report, rdir):
     st = os.stat(report)
     check(st.st_mode & 0o777 == 0o600, f"report mode {oct(st.st_mode & 0o777)}")
     check(os.stat(rdir).st_mode & 0o777 == 0o700, "report dir mode")
-
     js = subprocess.run([a.cli, "show", "--json", report], capture_output=True, text=True)
     check(js.returncode == 0, f"faultline show --json failed: {js.stderr}")
     try:
         doc = json.loads(js.stdout)
     except ValueError as e:
         check(False, f"faultline show --json printed invalid JSON ({e}): {js.stdout[:500]!r}")
-        finish()
+        raise Stop
     check(doc["signal"]["name"] == a.signal, f"signal {doc['signal']}")
     check(doc["signal"]["number"] == sig, "signal number")
     if a.expect_truncated:
@@ -99,43 +130,169 @@ with tempfile.TemporaryDirectory(prefix="fl-crash-") as tmp:
     if crashed:
         t = crashed[0]
         check(t["tid"] == doc["crashed_tid"], "crashed tid matches signal block")
-        pid = doc["process"]["pid"]
         if a.other_thread:
-            check(t["tid"] != pid, "crash is on a non-main thread")
-        # GCC's split-off parts (main.cold, f.part.0) count as the function itself.
-        syms = [(f["symbol"] or "").split(".")[0] for f in t["frames"]]
+            check(t["tid"] != doc["process"]["pid"], "crash is on a non-main thread")
+        syms = symbols(t)
         print("frames:", " | ".join(f"{f['pc']} {f['symbol']} [{f['method']}]" for f in t["frames"]))
-        want = a.frames.split(",")
         # Expected functions must appear in this order, the first one within the top 4 frames.
-        pos, ok = -1, True
-        for w in want:
-            try:
-                pos = syms.index(w, pos + 1)
-            except ValueError:
-                ok = False
-                break
-        check(ok, f"frames {syms} do not contain {want} in order")
+        check(in_order(syms, want), f"frames {syms} do not contain {want} in order")
         check(want[0] in syms[:4], f"{want[0]} not among the top frames {syms[:4]}")
         if a.pc_zero:
             check(t["frames"][0]["pc"] == "0x0", "frame 0 pc is 0")
         check(len(t["registers"]) >= 17, "general registers recorded")
+    check_threads(doc)
     imgs = doc["images"]
     if a.expect_truncated and not imgs:
-        finish()  # cut off before the images: what was written has been checked
+        return  # cut off before the images: what was written has been checked
     main = [i for i in imgs if i["is_main"]]
     check(len(main) == 1 and os.path.realpath(main[0]["path"]) == os.path.realpath(a.crasher),
           "main executable image")
     check(main and main[0]["build_id"], "main image has a build-id")
     check(any(i["is_vdso"] for i in imgs) or a.runner, "vdso image listed")
     check(any("libc.so" in i["path"] for i in imgs), "libc image listed")
-    if not a.expect_truncated:  # annotations come after the point where the handler was made to fault
+    if not a.expect_truncated:  # annotations come last: a cut-off report may lack them
         check(doc["annotations"].get("scenario") == a.scenario, "annotation recorded")
 
+def check_decoders(report):
     text = subprocess.run([a.cli, "show", report], capture_output=True, text=True)
     check(text.returncode == 0 and want[0] in text.stdout, "faultline show (text) names the crashing function")
-
-    if a.protoc:
-        d = subprocess.run([a.protoc, "--decode=faultline.Report", "-I", a.proto_dir, "faultline.proto"],
-                           stdin=open(report, "rb"), capture_output=True)
+    # protoc decodes whole messages only: a report cut by a full disk ends inside an item.
+    if a.protoc and not (a.report_dir_setup or "").startswith("tmpfs-full"):
+        with open(report, "rb") as f:
+            d = subprocess.run([a.protoc, "--decode=faultline.Report", "-I", a.proto_dir, "faultline.proto"],
+                               stdin=f, capture_output=True)
         check(d.returncode == 0 and b'magic: "faultline"' in d.stdout, f"protoc --decode failed: {d.stderr!r}")
+
+def mount_tmpfs(rdir):
+    os.mkdir(rdir, 0o700)
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "fl-test", rdir], check=True)
+
+def fill_tmpfs(rdir, pages_left):
+    # Fill it, then free whole pages again (tmpfs counts pages): with one, the report can write
+    # its first 4096 bytes only.
+    filler = os.path.join(rdir, "filler")
+    fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+    try:
+        while os.write(fd, b"x" * 4096) == 4096:
+            pass
+    except OSError:
+        pass
+    size = os.fstat(fd).st_size // 4096 * 4096
+    os.ftruncate(fd, size - 4096 * pages_left)
+    os.close(fd)
+    vfs = os.statvfs(rdir)
+    print(f"tmpfs-full: {vfs.f_bavail * vfs.f_frsize} bytes free")
+
+def enable_core():
+    if a.expect_core:
+        import resource
+        resource.setrlimit(resource.RLIMIT_CORE, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+
+def run_once(first):
+    with tempfile.TemporaryDirectory(prefix="fl-crash-") as tmp:
+        rdir = os.path.join(tmp, "reports")
+        if a.report_dir_setup:
+            mount_tmpfs(rdir)
+        try:
+            if a.report_dir_setup in ("tmpfs-full", "tmpfs-full-0"):
+                fill_tmpfs(rdir, 0 if a.report_dir_setup == "tmpfs-full-0" else 1)
+            run_in(tmp, rdir, first)
+        finally:
+            if a.report_dir_setup:
+                subprocess.run(["umount", "-l", rdir])
+
+def run_in(tmp, rdir, first):
+    env = dict(os.environ)
+    env.pop(IN_NS, None)
+    for kv in a.env:
+        k, v = kv.split("=", 1)
+        env[k] = v
+    cmd = a.runner.split() + [a.crasher, a.scenario, rdir]
+    t0 = time.monotonic()
+    child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             cwd=tmp, preexec_fn=enable_core)
+    try:
+        out, err = child.communicate(timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        sys.stderr.write(err)
+        check(False, f"crasher hung ({a.timeout:g} s)")
+        raise Stop
+    elapsed = time.monotonic() - t0
+    if first:
+        sys.stderr.write(err)
+        print(f"crasher ran {elapsed:.3f} s")
+    before = failed
+    try:
+        check_run(child.returncode, out, err, tmp, rdir, first)
+    finally:
+        if not first and failed > before:
+            sys.stderr.write(err)
+            print(f"crasher ran {elapsed:.3f} s")
+
+def check_run(returncode, out, err, tmp, rdir, first):
+    if a.expect_exit is not None:
+        check(returncode == a.expect_exit, f"exit status {returncode}, expected {a.expect_exit}")
+        return
+    if a.expect_core:
+        check(glob.glob(os.path.join(tmp, "core*")), "no core dump although core dumps were enabled")
+    check(returncode == -sig, f"exit status {returncode}, expected death by {a.signal} ({-sig})")
+    if a.stdout_contains:
+        check(a.stdout_contains in out, f"stdout lacks {a.stdout_contains!r}: {out!r}")
+    for text in a.expect_stderr:
+        text = text.replace("{dir}", rdir)
+        check(text in err, f"stderr lacks {text!r}")
+    reports = glob.glob(os.path.join(rdir, "faultline-*.flr"))
+    check(not glob.glob(os.path.join(rdir, ".tmp-*")), "temporary report left behind")
+    if a.expect_no_report:
+        check(not reports, f"expected no report, found {reports}")
+        return
+    check(len(reports) == 1, f"expected one report, found {reports}")
+    if not reports:
+        raise Stop
+    check_report(reports[0], rdir)
+    if first:  # the other decoders once: they cost more than the crash
+        check_decoders(reports[0])
+
+def enter_namespace():
+    """Re-runs this script in a private mount namespace, or reports why it cannot."""
+    why = None
+    if not shutil.which("unshare") or not shutil.which("mount"):
+        why = "unshare or mount not installed"
+    else:
+        d = tempfile.mkdtemp(prefix="fl-probe-")
+        probe = subprocess.run(["unshare", "-m", "--propagation", "private",
+                                "mount", "-t", "tmpfs", "-o", "size=4k", "fl-probe", d],
+                               capture_output=True, text=True)
+        os.rmdir(d)
+        if probe.returncode != 0:
+            why = f"cannot mount a tmpfs in a private mount namespace: {probe.stderr.strip()}"
+    if why:
+        print(f"SKIPPED: {why}")
+        sys.exit(0)
+    env = dict(os.environ, **{IN_NS: "1"})
+    r = subprocess.run(["unshare", "-m", "--propagation", "private", sys.executable] + sys.argv, env=env)
+    sys.exit(r.returncode)
+
+if a.expect_core:
+    pattern = open("/proc/sys/kernel/core_pattern").read().strip()
+    if pattern.startswith("|") or "/" in pattern:
+        print(f"core_pattern {pattern!r} does not write ./core: core check skipped")
+        a.expect_core = False
+if a.report_dir_setup and not os.environ.get(IN_NS):
+    enter_namespace()
+
+t0 = time.monotonic()
+for i in range(a.repeat):
+    try:
+        run_once(i == 0)
+    except Stop:
+        pass
+    if failed:
+        if a.repeat > 1:
+            print(f"run {i + 1} of {a.repeat} failed")
+        break
+if a.repeat > 1:
+    print(f"{i + 1} runs in {time.monotonic() - t0:.1f} s")
 finish()

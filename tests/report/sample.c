@@ -16,7 +16,7 @@ static void record(sample_t *s, const fl_report_writer_t *w, unsigned field) {
         s->item[s->item_count++] = (sample_item_t){field, w->bytes};
 }
 
-static void make_image(fl_image_t *img, unsigned i) {
+void sample_make_image(fl_image_t *img, unsigned i) {
     memset(img, 0, sizeof *img);
     img->slide = 0x7f0000000000ull + (uint64_t)i * 0x200000;
     img->start = img->slide;
@@ -50,7 +50,7 @@ int sample_write(const char *dir, const sample_opts_t *opts, sample_t *out) {
     for (unsigned i = 0; i < opts->image_count && nimg < FL_ARRAY_LEN(images); i++)
         images[nimg++] = opts->images[i];
     for (unsigned i = 0; i < SAMPLE_IMAGES && nimg < FL_ARRAY_LEN(images); i++) {
-        make_image(&images[nimg], i);
+        sample_make_image(&images[nimg], i);
         images[nimg++].is_main = i == 0 && !opts->image_count;
     }
 
@@ -84,6 +84,8 @@ int sample_write(const char *dir, const sample_opts_t *opts, sample_t *out) {
                             .has_address = true, .crashed_tid = SAMPLE_TID0};
     fl_report_write_signal(&w, &s);
     record(out, &w, 4);
+    fl_report_write_threads_total(&w, SAMPLE_THREADS_TOTAL);
+    record(out, &w, 9);
 
     static const char *const names[SAMPLE_THREADS] = {"main", "worker-1", "io"};
     for (unsigned t = 0; t < SAMPLE_THREADS; t++) {
@@ -106,6 +108,12 @@ int sample_write(const char *dir, const sample_opts_t *opts, sample_t *out) {
         if (t == 0 && opts->frames0) {
             th.frames = opts->frames0;
             th.frame_count = opts->frame_count0;
+        }
+        if (t + 1 == SAMPLE_THREADS && opts->last_state) {
+            th.state = opts->last_state;
+            th.regs = NULL;
+            th.frames = NULL;
+            th.unwind_stop = NULL;
         }
         fl_report_write_thread(&w, &th);
         record(out, &w, 5);

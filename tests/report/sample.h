@@ -13,6 +13,7 @@
 #define SAMPLE_IMAGES 20u
 #define SAMPLE_ITEMS_MAX 128u
 #define SAMPLE_TID0 1001
+#define SAMPLE_THREADS_TOTAL 5u /* threads_total: the process had more than the report lists */
 
 /* What the caller may change in the sample. */
 typedef struct sample_opts {
@@ -22,6 +23,8 @@ typedef struct sample_opts {
     unsigned image_count;
     const fl_frame_t *frames0; /* optional: the crashed thread's frames */
     unsigned frame_count0;
+    int last_state;            /* nonzero: the last thread's state, written without registers
+                                * and frames (a thread that was not captured) */
 } sample_opts_t;
 
 /* One top-level item as written: its field number and the file size after it. */
@@ -37,9 +40,14 @@ typedef struct sample {
     sample_item_t item[SAMPLE_ITEMS_MAX];
 } sample_t;
 
-/* Writes the sample (header, signal, 3 threads x 30 frames with registers, 20 images,
- * annotations, notes) into dir; 0 or an FL_E* code. */
+/* Writes the sample (header, signal, threads_total, 3 threads x 30 frames with registers,
+ * 20 images, annotations, notes) into dir; 0 or an FL_E* code. */
 int sample_write(const char *dir, const sample_opts_t *opts, sample_t *out);
+
+/* Image i of the sample: 0 the main executable, 1 the vdso, others /usr/lib/.../libsample<i>.so.1;
+ * 20-byte GNU build-ids (5: a text hash, 7: none); 1 MiB of text each, 2 MiB apart from
+ * 0x7f0000000000. */
+void sample_make_image(fl_image_t *img, unsigned i);
 
 /* The sample's annotation whose value exercises JSON escaping (quotes, backslash, control
  * characters, UTF-8 and an invalid byte). */

@@ -74,6 +74,7 @@ static void test_show_text(const char *report, const char *symdir_a, const char 
         "Exception Type:      SIGSEGV (SEGV_MAPERR)\n",
         "Exception Address:   0x0000000000000010\n",
         "Crashed Thread:      0 (tid 1001) main\n",
+        "Threads:             3 listed of 5\n",
         "Annotations:\n  scenario: sample\n",
         "\nThread 0 (tid 1001) main: [Crashed]\n",
         "\nThread 1 (tid 1002) worker-1:\n",
@@ -162,12 +163,12 @@ static void test_errors(const sample_t *s, const uint8_t *data, size_t len) {
     free(out);
     free(err);
 
-    uint8_t *v2 = malloc(len);
-    memcpy(v2, data, len);
-    v2[12] = 2;
-    snprintf(path, sizeof path, "%s/v2.flr", g_dir);
-    CHECK(sample_write_file(path, v2, len) == 0);
-    free(v2);
+    uint8_t *v3 = malloc(len);
+    memcpy(v3, data, len);
+    v3[12] = FL_REPORT_FORMAT_VERSION + 1;
+    snprintf(path, sizeof path, "%s/v3.flr", g_dir);
+    CHECK(sample_write_file(path, v3, len) == 0);
+    free(v3);
     CHECK_EQ_U64(cli(&out, &err, "show", path, NULL, NULL, NULL, NULL), 1);
     CHECK(has(err, "newer"));
     free(out);
@@ -199,6 +200,26 @@ static void test_errors(const sample_t *s, const uint8_t *data, size_t len) {
     CHECK_EQ_U64(cli(&out, &err, "show", path, NULL, NULL, NULL, NULL), 0);
     CHECK(has(out, "Report was truncated; 2 threads, 0 images decoded"));
     CHECK(has(out, "Exception Type:      SIGSEGV (SEGV_MAPERR)"));
+    free(out);
+    free(err);
+}
+
+/* A thread that was not captured shows its state, in the text and in the JSON. */
+static void test_not_captured(void) {
+    char dir[4200], *out, *err;
+    snprintf(dir, sizeof dir, "%s/blocked", g_dir);
+    CHECK(mkdir(dir, 0700) == 0);
+    sample_t s;
+    sample_opts_t o = {.last_state = 1 /* STATE_BLOCKED */};
+    CHECK_EQ_U64(sample_write(dir, &o, &s), 0);
+    CHECK_EQ_U64(cli(&out, &err, "show", s.path, NULL, NULL, NULL, NULL), 0);
+    CHECK(has(out, "\nThread 2 (tid 1003) io: [not captured: blocked]\n\nThread 0 crashed"));
+    free(out);
+    free(err);
+    CHECK_EQ_U64(cli(&out, &err, "show", "--json", s.path, NULL, NULL, NULL), 0);
+    const char *t2 = out ? strstr(out, "\"tid\": 1003") : NULL;
+    CHECK(t2 && has(t2, "\"state\": \"blocked\",\n      \"registers\": {},\n      \"frames\": [],"));
+    CHECK(has(out, "\"threads_total\": 5,"));
     free(out);
     free(err);
 }
@@ -315,6 +336,7 @@ int main(int argc, char **argv) {
         snprintf(cut, sizeof cut, "%s/cut.flr", g_dir);
         test_show_json(cut, syma, symb, argv[2], argv[3], hex, "truncated");
     }
+    test_not_captured();
     test_list();
     free(data);
     sample_rmtree(g_dir);

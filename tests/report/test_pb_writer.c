@@ -162,6 +162,89 @@ static void test_nested_lengths(void) {
         faultline__report__free_unpacked(rep, NULL);
 }
 
+/* Packed repeated fields through fl_pb_begin/end and the fl_pb_packed_* elements: exact bytes,
+ * zigzag, and a round trip through protobuf-c with bodies past the 1- and 2-byte lengths. */
+static void test_packed(void) {
+    static const struct {
+        int64_t v;
+        uint64_t z;
+    } zz[] = {{0, 0}, {-1, 1}, {1, 2}, {-2, 3}, {2, 4}, {-64, 127}, {64, 128},
+              {INT64_MAX, UINT64_MAX - 1}, {INT64_MIN, UINT64_MAX}};
+    for (size_t i = 0; i < FL_ARRAY_LEN(zz); i++)
+        CHECK_EQ_U64(fl_pb_zigzag(zz[i].v), zz[i].z);
+
+    fl_pb_t pb;
+    fl_pb_init(&pb, buf, sizeof buf);
+    fl_pb_begin(&pb, 9); /* uint64 1, 0, 300 */
+    fl_pb_packed_varint(&pb, 1);
+    fl_pb_packed_varint(&pb, 0);
+    fl_pb_packed_varint(&pb, 300);
+    fl_pb_end(&pb);
+    fl_pb_begin(&pb, 10); /* sint64 -1, 1, -65 */
+    fl_pb_packed_zigzag(&pb, -1);
+    fl_pb_packed_zigzag(&pb, 1);
+    fl_pb_packed_zigzag(&pb, -65);
+    fl_pb_end(&pb);
+    fl_pb_begin(&pb, 12); /* bytes 05 00 */
+    fl_pb_packed_byte(&pb, 5);
+    fl_pb_packed_byte(&pb, 0);
+    fl_pb_end(&pb);
+    static const uint8_t want[] = {0x4a, 4, 0x01, 0x00, 0xac, 0x02, 0x52, 4, 0x01, 0x02, 0x81,
+                                   0x01, 0x62, 2, 0x05, 0x00};
+    CHECK(bytes_are(&pb, want, sizeof want));
+
+    /* 3000 elements each (bodies of 1 to ~30000 bytes), read back by protobuf-c. */
+    static const size_t counts[] = {1, 20, 130, 3000};
+    for (size_t c = 0; c < FL_ARRAY_LEN(counts); c++) {
+        size_t n = counts[c];
+        uint64_t x = 88172645463325252ull;
+        fl_pb_init(&pb, buf, sizeof buf);
+        fl_pb_sint(&pb, 1, 7);
+        fl_pb_begin(&pb, 9);
+        for (size_t i = 0; i < n; i++)
+            fl_pb_packed_varint(&pb, i % 3 == 0 ? UINT64_MAX - i : i * i * i);
+        fl_pb_end(&pb);
+        fl_pb_begin(&pb, 10);
+        for (size_t i = 0; i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            fl_pb_packed_zigzag(&pb, (int64_t)(x >> (i % 63 + 1)) * (i % 2 ? -1 : 1));
+        }
+        fl_pb_end(&pb);
+        fl_pb_begin(&pb, 12);
+        for (size_t i = 0; i < n; i++)
+            fl_pb_packed_byte(&pb, (uint8_t)i);
+        fl_pb_end(&pb);
+        CHECK(!pb.overflow && pb.depth == 0);
+        Faultline__Thread *t = faultline__thread__unpack(NULL, pb.len, buf);
+        CHECK(t && t->tid == 7 && t->n_register_values == n && t->n_frame_pc_deltas == n &&
+              t->frame_methods.len == n);
+        bool same = t && t->n_register_values == n && t->n_frame_pc_deltas == n &&
+                    t->frame_methods.len == n;
+        x = 88172645463325252ull;
+        for (size_t i = 0; same && i < n; i++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            same = t->register_values[i] == (i % 3 == 0 ? UINT64_MAX - i : i * i * i) &&
+                   t->frame_pc_deltas[i] == (int64_t)(x >> (i % 63 + 1)) * (i % 2 ? -1 : 1) &&
+                   t->frame_methods.data[i] == (uint8_t)i;
+        }
+        CHECK(same);
+        if (t)
+            faultline__thread__free_unpacked(t, NULL);
+    }
+
+    /* An element that does not fit overflows, like any other write. */
+    uint8_t small[4];
+    fl_pb_init(&pb, small, sizeof small);
+    fl_pb_begin(&pb, 12);
+    fl_pb_packed_byte(&pb, 1);
+    fl_pb_packed_byte(&pb, 2);
+    CHECK(!pb.overflow);
+    fl_pb_packed_varint(&pb, 300);
+    CHECK(pb.overflow);
+    fl_pb_end(&pb);
+    CHECK(pb.overflow && pb.depth == 0);
+}
+
 static void test_overflow(void) {
     fl_pb_t pb;
     uint8_t small[16];
@@ -282,6 +365,7 @@ static void test_writer_roundtrip(const char *dir) {
                             .regs = &regs, .frames = frames, .frame_count = 6,
                             .frames_truncated = true, .unwind_stop = "no unwind info"};
     fl_report_write_thread(&w, &t);
+    fl_report_write_threads_total(&w, 77);
     fl_image_t img;
     memset(&img, 0, sizeof img);
     strcpy(img.path, "/lib/libc.so.6");
@@ -310,7 +394,7 @@ static void test_writer_roundtrip(const char *dir) {
     CHECK(stat(path, &st) == 0 && (uint64_t)st.st_size == w.bytes && (st.st_mode & 0777) == 0600);
     size_t len;
     char *data = sample_read_file(path, &len);
-    CHECK(data && len >= 13 && memcmp(data, "\x0a\x09" "faultline\x10\x01", 13) == 0);
+    CHECK(data && len >= 13 && memcmp(data, "\x0a\x09" "faultline\x10\x02", 13) == 0);
     free(data);
 
     Faultline__Report *r;
@@ -320,8 +404,9 @@ static void test_writer_roundtrip(const char *dir) {
     if (!r)
         return;
     CHECK_STREQ(r->magic, "faultline");
-    CHECK_EQ_U64(r->format_version, 1);
+    CHECK_EQ_U64(r->format_version, FL_REPORT_FORMAT_VERSION);
     CHECK(r->complete);
+    CHECK_EQ_U64(r->threads_total, 77);
     const Faultline__Header *rh = r->header;
     CHECK(rh != NULL);
     if (rh) {
@@ -362,9 +447,13 @@ static void test_writer_roundtrip(const char *dir) {
         CHECK_EQ_U64(rt->state, 2);
         CHECK(rt->frames_truncated);
         CHECK_STREQ(rt->unwind_stop, "no unwind info");
+        /* Written compact; the names come from the header's arch (arm64 here), not the
+         * build's. */
+        CHECK_EQ_U64(rt->n_register_values, fl_regs_count());
+        CHECK_EQ_U64(rt->n_frame_pc_deltas, 6);
         CHECK_EQ_U64(rt->n_registers, fl_regs_count());
         for (size_t i = 0; i < rt->n_registers && i < fl_regs_count(); i++) {
-            CHECK_STREQ(rt->registers[i]->name, fl_regs_name((unsigned)i));
+            CHECK_STREQ(rt->registers[i]->name, fl_regs_arch_name(h.arch, (unsigned)i));
             CHECK_EQ_U64(rt->registers[i]->value, regs.r[i]);
         }
         CHECK_EQ_U64(rt->n_frames, 6);
@@ -404,10 +493,11 @@ static void test_writer_limits(const char *dir) {
     CHECK_EQ_U64(fl_report_writer_finish(&w), FL_EINVAL);
     CHECK_EQ_U64(fl_report_writer_open(&w, dfd, id, scratch, 1024), 0);
     fl_regs_t regs = {{0}};
+    /* About 7 bytes a frame (pcs 3 MiB apart, alternating): 200 do not fit 1024 bytes. */
     static fl_frame_t frames[200];
     for (unsigned k = 0; k < 200; k++)
-        frames[k] = (fl_frame_t){.pc = 0x7f0000000000ull + k, .sp = 0x7ffd00000000ull + k,
-                                 .method = 2};
+        frames[k] = (fl_frame_t){.pc = 0x7f0000000000ull + (k % 2 ? 0x300000 : 0) + 16 * k,
+                                 .sp = 0x7ffd00000000ull + 0x1000 * k, .method = 2};
     fl_report_thread_t t = {.tid = 9, .name = "big", .regs = &regs, .frames = frames,
                             .frame_count = 200, .unwind_stop = "max frames reached"};
     fl_report_write_thread(&w, &t);
@@ -422,20 +512,20 @@ static void test_writer_limits(const char *dir) {
     bool truncated;
     CHECK_EQ_U64(fl_report_read_file(path, &r, &truncated), 0);
     CHECK(r && !truncated);
+    size_t kept = 0;
     if (r) {
         CHECK_EQ_U64(r->n_threads, 1);
         if (r->n_threads) {
             const Faultline__Thread *rt = r->threads[0];
+            kept = rt->n_frames;
             CHECK(rt->n_frames > 10 && rt->n_frames < 200 && rt->frames_truncated);
             CHECK_STREQ(rt->unwind_stop, "max frames reached");
+            CHECK_EQ_U64(rt->n_registers, fl_regs_count());
             bool same = true;
             for (size_t k = 0; k < rt->n_frames; k++)
-                same = same && rt->frames[k]->pc == frames[k].pc;
+                same = same && rt->frames[k]->pc == frames[k].pc &&
+                       rt->frames[k]->sp == frames[k].sp && rt->frames[k]->method == 2;
             CHECK(same); /* the innermost frames are the ones kept */
-            /* As many as fit: the thread field fits the 1024 bytes, one more frame would not. */
-            size_t body = faultline__thread__get_packed_size(rt);
-            size_t frame = 2 + faultline__frame__get_packed_size(rt->frames[0]);
-            CHECK(1 + 2 + body <= 1024 && 1 + 2 + body + frame > 1024);
         }
         CHECK_EQ_U64(r->n_notes, 3);
         if (r->n_notes == 3) {
@@ -445,6 +535,20 @@ static void test_writer_limits(const char *dir) {
             CHECK_STREQ(r->notes[2]->text,
                         "annotation dropped: larger than the 1024-byte scratch buffer");
         }
+        fl_report_free(r);
+    }
+    /* As many as fit: `kept` frames fit whole (no note), one more is cut back to `kept`. */
+    for (unsigned more = 0; more < 2; more++) {
+        id[3] = (uint8_t)(1 + more);
+        CHECK_EQ_U64(fl_report_writer_open(&w, dfd, id, scratch, 1024), 0);
+        t.frame_count = (unsigned)kept + more;
+        t.frames_truncated = true;
+        fl_report_write_thread(&w, &t);
+        CHECK_EQ_U64(fl_report_writer_finish(&w), 0);
+        snprintf(path, sizeof path, "%s/%s", dir, w.final_name);
+        CHECK_EQ_U64(fl_report_read_file(path, &r, &truncated), 0);
+        CHECK(r && r->n_threads == 1 && r->threads[0]->n_frames == kept &&
+              r->n_notes == more);
         fl_report_free(r);
     }
     close(dfd);
@@ -486,6 +590,7 @@ int main(void) {
     test_varints();
     test_utf8();
     test_nested_lengths();
+    test_packed();
     test_overflow();
     test_signal_names();
     test_writer_roundtrip(dir);

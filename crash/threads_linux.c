@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/* Stopping the other threads in-process: a real-time signal to each, whose handler records the
+ * thread's registers and parks it on a futex until the capture releases it. No ptrace, no helper
+ * process (see docs/threads.md). */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <time.h>
+
+#include "crash/crash.h"
+
+/* Per-entry token: the request generation and where the entry stands. A responder claims its
+ * entry with a compare-and-swap from PENDING, the capture gives up on it with one from PENDING:
+ * exactly one wins, so a late answer can never write into an entry the capture has moved on from
+ * (or into the same slot of a later capture, whose generation differs). */
+enum { PENDING = 1, ANSWERING = 2, ANSWERED = 3, ABANDONED = 0 };
+#define TOKEN(gen, phase) ((int)(((unsigned)(gen) << 2) | (unsigned)(phase)))
+
+static int g_signal;                 /* the real-time signal chosen at install; 0 = none free */
+static struct sigaction g_previous;  /* its action before install */
+static volatile int g_installed;     /* the handler is ours to remove */
+static volatile int g_generation;    /* of the latest request, never 0 once used */
+static volatile int g_release;       /* the generation whose parked threads may go (futex word) */
+static volatile int g_answers;       /* answers to the current request (futex word) */
+static volatile int g_unanswered;    /* a request went unanswered: its signal may still arrive */
+static fl_thread_list_t *volatile g_list;
+static char g_dents[8192];
+
+static uint64_t now_ns(void) {
+    uint64_t t = 0;
+    fl_sys_clock_gettime(CLOCK_MONOTONIC, &t);
+    return t;
+}
+
+static void responder(int sig, siginfo_t *info, void *uc) {
+    (void)sig;
+    /* Only our own requests: queued by this process, with a generation and an index. */
+    if (info->si_code != SI_QUEUE || info->si_pid != (int)fl_sys_getpid()) return;
+    uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+    int gen = (int)(v >> 32);
+    unsigned idx = (unsigned)v;
+    fl_thread_list_t *l = __atomic_load_n(&g_list, __ATOMIC_ACQUIRE);
+    if (!l || idx >= FL_ARRAY_LEN(l->t)) return;
+    fl_thread_t *t = &l->t[idx];
+    int expected = TOKEN(gen, PENDING);
+    if (t->tid != (int)fl_sys_gettid() ||
+        !__atomic_compare_exchange_n(&t->token, &expected, TOKEN(gen, ANSWERING), false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return; /* a late answer: the capture has moved on */
+    fl_regs_from_ucontext(&t->regs, uc);
+    fl_sys_prctl_get_name(t->name);
+    __atomic_store_n(&t->token, TOKEN(gen, ANSWERED), __ATOMIC_RELEASE);
+    __atomic_add_fetch(&g_answers, 1, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_answers, 1);
+    /* Park, so the stack stays as the registers describe it while the capture walks it. Bounded:
+     * if the capturing thread died without releasing us, we go on after FL_THREADS_PARK_MAX_NS. */
+    uint64_t start = now_ns();
+    for (;;) {
+        int r = __atomic_load_n(&g_release, __ATOMIC_ACQUIRE);
+        if (r - gen >= 0) break;
+        uint64_t waited = now_ns() - start;
+        if (waited >= FL_THREADS_PARK_MAX_NS) break;
+        fl_sys_futex_wait(&g_release, r, 100000000ull);
+    }
+}
+
+int fl_threads_install(void) {
+    struct sigaction sa;
+    /* SA_RESTART: most interrupted system calls resume by themselves after a snapshot. Crash
+     * signals stay unblocked so a fault in here still reaches the crash handler. */
+    fl_crash_sigaction_init(&sa, responder, SA_RESTART);
+    /* The highest real-time signal nobody uses: applications that use some tend to count up
+     * from SIGRTMIN. */
+    for (int s = SIGRTMAX; s >= SIGRTMIN; s--) {
+        struct sigaction old;
+        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+            continue;
+        if (sigaction(s, &sa, &g_previous) != 0) continue;
+        g_signal = s;
+        g_installed = 1;
+        return 0;
+    }
+    g_signal = 0; /* the capture then lists the other threads as omitted, and says why */
+    return 0;
+}
+
+void fl_threads_uninstall(void) {
+    if (!g_installed) return;
+    /* A request that went unanswered may still be delivered: ignore it rather than let the
+     * default action (termination) run. */
+    struct sigaction ign;
+    fl_memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigaction(g_signal, g_unanswered ? &ign : &g_previous, NULL);
+    g_installed = 0;
+    g_signal = 0;
+}
+
+int fl_threads_signal(void) { return g_signal; }
+
+/* Appends every thread id in /proc/self/task except `self` (already entry 0). */
+static int enumerate(fl_thread_list_t *l, int self, unsigned max) {
+    int fd = (int)fl_sys_openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    if (fd < 0) return fd;
+    int err = 0;
+    /* Bounded: each round consumes directory entries; a process has far fewer threads. */
+    for (unsigned round = 0; round < 100000; round++) {
+        long n = fl_sys_getdents64(fd, g_dents, sizeof g_dents);
+        if (n <= 0) {
+            err = (int)n;
+            break;
+        }
+        for (long off = 0; off + 19 < n;) {
+            const char *d = g_dents + off;
+            unsigned short reclen;
+            fl_memcpy(&reclen, d + 16, sizeof reclen);
+            if (reclen == 0 || off + reclen > n) break;
+            off += reclen;
+            const char *name = d + 19;
+            int tid = 0;
+            for (; *name >= '0' && *name <= '9' && tid < 100000000; name++) tid = tid * 10 + (*name - '0');
+            if (*name || tid <= 0 || tid == self) continue; /* ".", ".." */
+            l->total++;
+            if (l->count >= max) continue;
+            fl_thread_t *t = &l->t[l->count++];
+            t->tid = tid;
+            t->state = FL_THREAD_OMITTED;
+            t->crashed = false;
+            t->name[0] = 0;
+        }
+    }
+    fl_sys_close(fd);
+    return err;
+}
+
+/* Reads /proc/self/task/<tid>/<file> into buf (NUL-terminated); bytes read or -errno. */
+static long read_task_file(int tid, const char *file, char *buf, size_t cap) {
+    char path[64];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, path, sizeof path);
+    fl_strbuf_puts(&sb, "/proc/self/task/");
+    fl_strbuf_putu(&sb, (uint64_t)tid);
+    fl_strbuf_puts(&sb, "/");
+    fl_strbuf_puts(&sb, file);
+    int fd = (int)fl_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return fd;
+    long n = fl_sys_read(fd, buf, cap - 1);
+    fl_sys_close(fd);
+    if (n < 0) return n;
+    buf[n] = 0;
+    return n;
+}
+
+/* Whether thread tid has our signal blocked (SigBlk in its status); -errno if it is gone. */
+static int blocks_signal(int tid, int sig) {
+    char buf[2048];
+    long n = read_task_file(tid, "status", buf, sizeof buf);
+    if (n < 0) return (int)n;
+    for (const char *p = buf; *p; p++) {
+        if ((p == buf || p[-1] == '\n') && fl_memcmp(p, "SigBlk:\t", 8) == 0) {
+            const char *h = p + 8;
+            uint64_t mask;
+            if (!fl_parse_hex(&h, buf + n, &mask)) return 0;
+            return (int)((mask >> (sig - 1)) & 1);
+        }
+    }
+    return 0;
+}
+
+static void read_name(fl_thread_t *t) {
+    char buf[32];
+    long n = read_task_file(t->tid, "comm", buf, sizeof buf);
+    if (n <= 0) return;
+    if (buf[n - 1] == '\n') buf[n - 1] = 0;
+    fl_strlcpy(t->name, buf, sizeof t->name);
+}
+
+/* Gives up on a pending entry; true if it had not answered (false: it answered meanwhile). */
+static bool abandon(fl_thread_t *t, int gen) {
+    int expected = TOKEN(gen, PENDING);
+    return __atomic_compare_exchange_n(&t->token, &expected, ABANDONED, false, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
+}
+
+/* Waits until `want` answers arrived or the deadline passed. */
+static void wait_answers(int want, uint64_t deadline) {
+    for (;;) {
+        int have = __atomic_load_n(&g_answers, __ATOMIC_ACQUIRE);
+        uint64_t now = now_ns();
+        if (have >= want || now >= deadline) return;
+        uint64_t left = deadline - now;
+        fl_sys_futex_wait(&g_answers, have, left < 10000000ull ? left : 10000000ull);
+    }
+}
+
+/* An entry some responder is still writing (it claimed it just before the deadline): give it a
+ * moment, bounded. */
+static bool settle(fl_thread_t *t, int gen) {
+    for (int i = 0; i < 1000; i++) {
+        if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERED)) return true;
+        fl_sys_nanosleep(10000);
+    }
+    return false;
+}
+
+int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
+    /* Entry 0 is the caller, filled in by the capture. */
+    int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
+    l->count = 1;
+    l->total = 1;
+    l->t[0].tid = self;
+    l->t[0].state = FL_THREAD_CAPTURED;
+    l->signal_taken = false;
+    l->enum_error = enumerate(l, self, max ? max : 1);
+
+    int gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
+    if (!gen) gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
+    l->generation = gen;
+    __atomic_store_n(&g_answers, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_list, l, __ATOMIC_RELEASE);
+
+    /* Our responder must still be the signal's action: an application may have taken it. */
+    struct sigaction cur;
+    if (!g_signal || sigaction(g_signal, NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) ||
+        cur.sa_sigaction != responder) {
+        l->signal_taken = g_signal != 0;
+        for (unsigned i = 1; i < l->count; i++) read_name(&l->t[i]);
+        return 0;
+    }
+
+    siginfo_t si;
+    fl_memset(&si, 0, sizeof si);
+    si.si_signo = g_signal;
+    si.si_code = SI_QUEUE;
+    si.si_pid = pid;
+    si.si_uid = (uid_t)fl_sys_getuid();
+    int sent = 0;
+    for (unsigned i = 1; i < l->count; i++) {
+        fl_thread_t *t = &l->t[i];
+        __atomic_store_n(&t->token, TOKEN(gen, PENDING), __ATOMIC_RELEASE);
+        si.si_value.sival_ptr = (void *)(uintptr_t)((uint64_t)(unsigned)gen << 32 | i);
+        long r = fl_sys_rt_tgsigqueueinfo(pid, t->tid, g_signal, &si);
+        if (r == 0) {
+            sent++;
+            continue;
+        }
+        __atomic_store_n(&t->token, ABANDONED, __ATOMIC_RELEASE);
+        t->state = r == -ESRCH ? FL_THREAD_EXITED : FL_THREAD_TIMEOUT;
+    }
+
+    /* Most threads answer within microseconds. Those that have not after a short while are
+     * checked: a thread that blocks the signal will never answer, so waiting for it is pointless;
+     * one that has exited neither. The rest get until the deadline. */
+    uint64_t start = now_ns(), deadline = start + timeout_ns;
+    uint64_t check = start + (timeout_ns < FL_THREADS_CHECK_NS ? timeout_ns : FL_THREADS_CHECK_NS);
+    wait_answers(sent, check);
+    for (unsigned i = 1; i < l->count; i++) {
+        fl_thread_t *t = &l->t[i];
+        if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != TOKEN(gen, PENDING)) continue;
+        int b = blocks_signal(t->tid, g_signal);
+        if ((b == 1 || b == -ENOENT) && abandon(t, gen)) {
+            t->state = b == 1 ? FL_THREAD_BLOCKED : FL_THREAD_EXITED;
+            sent--;
+        }
+    }
+    wait_answers(sent, deadline);
+    for (unsigned i = 1; i < l->count; i++) {
+        fl_thread_t *t = &l->t[i];
+        int tok = __atomic_load_n(&t->token, __ATOMIC_ACQUIRE);
+        if (tok == TOKEN(gen, PENDING)) {
+            if (abandon(t, gen)) {
+                __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
+                t->state = blocks_signal(t->tid, g_signal) == -ENOENT ? FL_THREAD_EXITED : FL_THREAD_TIMEOUT;
+                read_name(t);
+                continue;
+            }
+            tok = __atomic_load_n(&t->token, __ATOMIC_ACQUIRE); /* it answered just now */
+        }
+        if (tok == TOKEN(gen, ANSWERED) || (tok == TOKEN(gen, ANSWERING) && settle(t, gen)))
+            t->state = FL_THREAD_CAPTURED;
+        else if (tok != ABANDONED)
+            t->state = FL_THREAD_TIMEOUT;
+        if (t->state != FL_THREAD_CAPTURED) read_name(t);
+    }
+    return 0;
+}
+
+void fl_threads_release(fl_thread_list_t *l) {
+    __atomic_store_n(&g_release, l->generation, __ATOMIC_RELEASE);
+    fl_sys_futex_wake(&g_release, 1 << 30);
+}
