@@ -3,6 +3,7 @@
 #include <faultline/faultline.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,21 @@ static DEMO_NOINLINE int demo_main_loop(void) {
     return status == 200 ? 0 : 1;
 }
 
+/* A background worker, so the report shows more than the crashed thread: it waits for work on a
+ * pipe that never delivers any. */
+static int demo_work_pipe[2];
+static DEMO_NOINLINE void demo_wait_for_work(void) {
+    char c;
+    while (read(demo_work_pipe[0], &c, 1) < 0 && errno == EINTR) {
+    }
+}
+static DEMO_NOINLINE void *demo_worker(void *arg) {
+    (void)arg;
+    pthread_setname_np(pthread_self(), "demo-worker");
+    demo_wait_for_work();
+    return NULL;
+}
+
 static int demo_crash(const char *dir) {
     fl_options opts = {.report_dir = dir, .app_name = "faultline-demo",
                        .app_version = FL_DEMO_VERSION};
@@ -61,6 +77,9 @@ static int demo_crash(const char *dir) {
         return 2;
     }
     fl_annotate("scene", "demo");
+    pthread_t worker;
+    if (pipe(demo_work_pipe) == 0) pthread_create(&worker, NULL, demo_worker, NULL);
+    usleep(10000); /* let it reach its read() */
     printf("faultline-demo %s: crash handler installed, reports go to %s\n", FL_DEMO_VERSION, dir);
     printf("  serving requests (demo_main_loop -> demo_handle_request -> demo_parse_header)\n");
     fflush(stdout);
