@@ -81,6 +81,19 @@ static int give_stack(void) {
     return 0;
 }
 
+void *fl_crash_altstack_map(void) {
+    size_t guard = guard_size();
+    char *base = mmap(NULL, guard + FL_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
+                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (base == MAP_FAILED) return NULL;
+    mprotect(base, guard, PROT_NONE);
+    return base + guard;
+}
+
+void fl_crash_altstack_unmap(void *stack) {
+    munmap((char *)stack - guard_size(), guard_size() + FL_ALTSTACK_SIZE);
+}
+
 int fl_thread_init(void) {
     stack_t old;
     if (sigaltstack(NULL, &old) != 0) return FL_EIO;

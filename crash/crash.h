@@ -48,6 +48,10 @@ void fl_crash_altstacks_prepare(void);
 /* Whether threads created from now on get an alternate stack (set by fl_install, cleared by
  * fl_uninstall). NOT AS-SAFE. */
 void fl_crash_altstacks_auto(bool on);
+/* FL_ALTSTACK_SIZE bytes with a guard page below them, for a thread that is not the caller
+ * (NULL if out of memory), and their release. NOT AS-SAFE. */
+void *fl_crash_altstack_map(void);
+void fl_crash_altstack_unmap(void *stack);
 
 /* A SA_SIGINFO|SA_ONSTACK|flags action for fn that blocks every signal but the crash signals (a
  * fault inside fn must still reach the crash handler). AS-SAFE. */
@@ -68,6 +72,7 @@ enum { /* values equal faultline.Thread.State */
 #define FL_THREADS_CHECK_NS (20ull * 1000000ull)    /* silent threads are checked after this */
 #define FL_THREADS_PARK_MAX_NS (10ull * 1000000000ull) /* a parked thread goes on after this */
 #define FL_DEFAULT_THREAD_TIMEOUT_NS (1000ull * 1000000ull)
+#define FL_OFFER_WAIT_NS (100ull * 1000000ull) /* fl_install waits this for running threads */
 
 typedef struct fl_thread {
     int tid;
@@ -92,6 +97,11 @@ typedef struct fl_thread_list {
 int fl_threads_install(void);
 void fl_threads_uninstall(void); /* NOT AS-SAFE */
 int fl_threads_signal(void);     /* AS-SAFE; 0 if none was free */
+/* Offers an alternate signal stack to every other thread that already runs (at install: threads
+ * created later get theirs from pthread_create). A thread without one of at least
+ * FL_ALTSTACK_SIZE installs it in the capture signal's handler; offers not taken within
+ * timeout_ns are unmapped. Returns how many threads took one. NOT AS-SAFE. */
+int fl_threads_offer_altstacks(uint64_t timeout_ns);
 /* Lists the process's threads (the caller as t[0], then up to max-1 others), asks each other
  * thread for its registers and waits at most timeout_ns for the answers; threads that answered
  * stay parked inside the signal handler until fl_threads_release. t[0]'s registers, name and

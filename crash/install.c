@@ -101,6 +101,8 @@ int fl_install(const fl_options *opts) {
     fl_crash_altstacks_prepare();
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) goto fail;
     if ((e = fl_threads_install()) != 0) goto fail;
+    /* Threads that already run get their stack through the capture signal's handler. */
+    fl_threads_offer_altstacks(FL_OFFER_WAIT_NS);
     if ((e = fl_crash_handlers_install()) != 0) {
         fl_threads_uninstall();
         goto fail;

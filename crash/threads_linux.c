@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <time.h>
+#include <ucontext.h>
 
 #include "crash/crash.h"
 
@@ -32,6 +33,40 @@ static uint64_t now_ns(void) {
     return t;
 }
 
+/* Alternate stacks offered at install to threads that were already running (generation 0). */
+#define FL_OFFERS_MAX 256u
+static struct offer {
+    int tid;
+    volatile int token; /* PENDING -> ANSWERING -> ANSWERED (taken) or ABANDONED; 0 = unused */
+    bool taken;
+    void *stack;
+} g_offers[FL_OFFERS_MAX];
+static volatile int g_offer_answers;
+
+static void take_offer(unsigned idx, ucontext_t *uc) {
+    if (idx >= FL_OFFERS_MAX) return;
+    struct offer *o = &g_offers[idx];
+    int expected = TOKEN(0, PENDING);
+    if (o->tid != (int)fl_sys_gettid() ||
+        !__atomic_compare_exchange_n(&o->token, &expected, TOKEN(0, ANSWERING), false,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return;
+    /* Same rule as fl_thread_init: a stack of the application's of our size or more stays. */
+    stack_t old;
+    o->taken = false;
+    if (sigaltstack(NULL, &old) == 0 && !(old.ss_flags & SS_ONSTACK) &&
+        ((old.ss_flags & SS_DISABLE) || old.ss_size < FL_ALTSTACK_SIZE)) {
+        stack_t ss = {.ss_sp = o->stack, .ss_size = FL_ALTSTACK_SIZE, .ss_flags = 0};
+        o->taken = sigaltstack(&ss, NULL) == 0;
+        /* rt_sigreturn restores the alternate stack saved in the context at delivery: the new
+         * one must be written there too, or it is undone when this handler returns. */
+        if (o->taken) uc->uc_stack = ss;
+    }
+    __atomic_store_n(&o->token, TOKEN(0, ANSWERED), __ATOMIC_RELEASE);
+    __atomic_add_fetch(&g_offer_answers, 1, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_offer_answers, 1);
+}
+
 static void responder(int sig, siginfo_t *info, void *uc) {
     (void)sig;
     /* Only our own requests: queued by this process, with a generation and an index. */
@@ -39,6 +74,10 @@ static void responder(int sig, siginfo_t *info, void *uc) {
     uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
     int gen = (int)(v >> 32);
     unsigned idx = (unsigned)v;
+    if (gen == 0) {
+        take_offer(idx, uc);
+        return;
+    }
     fl_thread_list_t *l = __atomic_load_n(&g_list, __ATOMIC_ACQUIRE);
     if (!l || idx >= FL_ARRAY_LEN(l->t)) return;
     fl_thread_t *t = &l->t[idx];
@@ -182,14 +221,14 @@ static bool abandon(fl_thread_t *t, int gen) {
                                        __ATOMIC_ACQUIRE);
 }
 
-/* Waits until `want` answers arrived or the deadline passed. */
-static void wait_answers(int want, uint64_t deadline) {
+/* Waits until *count reaches `want` or the deadline passed. */
+static void wait_count(volatile int *count, int want, uint64_t deadline) {
     for (;;) {
-        int have = __atomic_load_n(&g_answers, __ATOMIC_ACQUIRE);
+        int have = __atomic_load_n(count, __ATOMIC_ACQUIRE);
         uint64_t now = now_ns();
         if (have >= want || now >= deadline) return;
         uint64_t left = deadline - now;
-        fl_sys_futex_wait(&g_answers, have, left < 10000000ull ? left : 10000000ull);
+        fl_sys_futex_wait(count, have, left < 10000000ull ? left : 10000000ull);
     }
 }
 
@@ -253,7 +292,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
      * one that has exited neither. The rest get until the deadline. */
     uint64_t start = now_ns(), deadline = start + timeout_ns;
     uint64_t check = start + (timeout_ns < FL_THREADS_CHECK_NS ? timeout_ns : FL_THREADS_CHECK_NS);
-    wait_answers(sent, check);
+    wait_count(&g_answers, sent, check);
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
         if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != TOKEN(gen, PENDING)) continue;
@@ -263,7 +302,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
             sent--;
         }
     }
-    wait_answers(sent, deadline);
+    wait_count(&g_answers, sent, deadline);
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
         int tok = __atomic_load_n(&t->token, __ATOMIC_ACQUIRE);
@@ -288,4 +327,66 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
 void fl_threads_release(fl_thread_list_t *l) {
     __atomic_store_n(&g_release, l->generation, __ATOMIC_RELEASE);
     fl_sys_futex_wake(&g_release, 1 << 30);
+}
+
+int fl_threads_offer_altstacks(uint64_t timeout_ns) {
+    if (!g_signal) return 0;
+    int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
+    /* The list of running threads, read as a capture reads it (into a small list of our own). */
+    static fl_thread_list_t list; /* only t[0..FL_OFFERS_MAX) is used */
+    list.count = 0;
+    list.total = 0;
+    if (enumerate(&list, self, FL_OFFERS_MAX) != 0 && list.count == 0) return 0;
+    siginfo_t si;
+    fl_memset(&si, 0, sizeof si);
+    si.si_signo = g_signal;
+    si.si_code = SI_QUEUE;
+    si.si_pid = pid;
+    si.si_uid = (uid_t)fl_sys_getuid();
+    __atomic_store_n(&g_offer_answers, 0, __ATOMIC_SEQ_CST);
+    int sent = 0;
+    for (unsigned i = 0; i < list.count; i++) {
+        struct offer *o = &g_offers[i];
+        o->tid = list.t[i].tid;
+        o->stack = fl_crash_altstack_map();
+        if (!o->stack) break;
+        __atomic_store_n(&o->token, TOKEN(0, PENDING), __ATOMIC_RELEASE);
+        si.si_value.sival_ptr = (void *)(uintptr_t)i;
+        if (fl_sys_rt_tgsigqueueinfo(pid, o->tid, g_signal, &si) == 0) sent++;
+        else __atomic_store_n(&o->token, ABANDONED, __ATOMIC_RELEASE);
+    }
+    /* As in a capture: a thread that blocks the signal is not waited for. */
+    uint64_t start = now_ns();
+    wait_count(&g_offer_answers, sent, start + 2000000ull);
+    for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
+        struct offer *o = &g_offers[i];
+        int expected = TOKEN(0, PENDING);
+        if (__atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == expected &&
+            blocks_signal(o->tid, g_signal) != 0 &&
+            __atomic_compare_exchange_n(&o->token, &expected, ABANDONED, false, __ATOMIC_ACQ_REL,
+                                        __ATOMIC_ACQUIRE)) {
+            __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
+            sent--;
+        }
+    }
+    wait_count(&g_offer_answers, sent, start + timeout_ns);
+    int taken = 0;
+    for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
+        struct offer *o = &g_offers[i];
+        int expected = TOKEN(0, PENDING);
+        bool silent = __atomic_compare_exchange_n(&o->token, &expected, ABANDONED, false,
+                                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        if (silent) __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
+        /* A thread still inside sigaltstack (ANSWERING) finishes in microseconds. */
+        for (int k = 0; k < 1000 && __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, ANSWERING); k++)
+            fl_sys_nanosleep(10000);
+        bool answered = __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, ANSWERED);
+        if (answered && o->taken) taken++;
+        else if (answered || silent || expected == ABANDONED) fl_crash_altstack_unmap(o->stack);
+        /* (still ANSWERING after 10 ms: leave the mapping, the thread may be installing it) */
+        o->stack = NULL;
+        o->tid = 0;
+        __atomic_store_n(&o->token, ABANDONED, __ATOMIC_RELEASE);
+    }
+    return taken;
 }

@@ -63,10 +63,10 @@ FL_API int fl_install(const fl_options *opts);
 FL_API void fl_uninstall(void);
 
 /* Gives the calling thread an alternate signal stack (unless it already has one of at least
- * 64 KiB, which is kept) so that a stack overflow on it can still be reported. Threads started
- * with pthread_create after fl_install get one automatically (faultline interposes
- * pthread_create; see docs/async-safety.md); call this only in threads that existed before
- * fl_install or were made without pthread_create. The stack is freed when the thread exits.
+ * 64 KiB, which is kept) so that a stack overflow on it can still be reported. fl_install gives
+ * one to the threads already running, and threads started with pthread_create afterwards get one
+ * automatically (see docs/async-safety.md); call this only in a thread that blocked all signals
+ * during fl_install or was made without pthread_create. The stack is freed when the thread exits.
  * Returns 0 or a negative FL_E* code. NOT AS-SAFE. */
 FL_API int fl_thread_init(void);
 

@@ -337,13 +337,42 @@ static void test_max_threads(void) {
     atomic_store(&g_stop, 0);
 }
 
+/* Threads that run before fl_install are offered an alternate stack through the capture signal;
+ * one that blocks every signal cannot take it. */
+static atomic_int g_checked, g_has_stack[2];
+static void *early_worker(void *a) {
+    int blocks = (int)(long)a;
+    if (blocks) {
+        sigset_t all;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, NULL);
+    }
+    atomic_fetch_add(&g_ready, 1);
+    while (!atomic_load(&g_stop)) usleep(1000);
+    stack_t ss;
+    sigaltstack(NULL, &ss);
+    atomic_store(&g_has_stack[blocks], !(ss.ss_flags & SS_DISABLE) && ss.ss_size >= 64 * 1024);
+    atomic_fetch_add(&g_checked, 1);
+    return NULL;
+}
+
 int main(void) {
     char tmp[] = "/tmp/fl-threads-XXXXXX";
     CHECK(mkdtemp(tmp) != NULL);
     snprintf(g_dir, sizeof g_dir, "%s/reports", tmp);
     CHECK(fl_snapshot("not installed") == FL_ESTATE);
+    pthread_t early[2];
+    atomic_store(&g_ready, 0);
+    for (long i = 0; i < 2; i++) pthread_create(&early[i], NULL, early_worker, (void *)i);
+    wait_ready(2);
     fl_options o = {.report_dir = g_dir, .thread_timeout_ms = 300};
     CHECK(fl_install(&o) == 0);
+    atomic_store(&g_stop, 1);
+    for (int i = 0; i < 2; i++) pthread_join(early[i], NULL);
+    atomic_store(&g_stop, 0);
+    CHECK(atomic_load(&g_checked) == 2);
+    CHECK(atomic_load(&g_has_stack[0]) == 1); /* offered at install, kept after the handler */
+    CHECK(atomic_load(&g_has_stack[1]) == 0); /* blocks the signal: no stack, install not stuck */
 
     test_all_threads();
     test_timeout();

@@ -99,6 +99,17 @@ static void *own_altstack_entry(void *arg) {
     return NULL;
 }
 
+/* overflow_preexisting: a thread started BEFORE fl_install (so not through faultline's
+ * pthread_create) overflows once faultline is installed: fl_install must have offered it a
+ * stack. */
+static volatile int g_go;
+static void *preexisting_entry(void *arg) {
+    (void)arg;
+    while (!g_go) usleep(1000);
+    overflow_recurse(0);
+    return NULL;
+}
+
 static void run_thread(void *(*fn)(void *)) {
     pthread_t t;
     if (pthread_create(&t, NULL, fn, NULL) != 0) exit(4);
@@ -107,7 +118,7 @@ static void run_thread(void *(*fn)(void *)) {
 
 int main(int argc, char **argv) {
     if (argc != 3) {
-        fprintf(stderr, "usage: %s overflow_main|overflow_thread|overflow_own_altstack REPORT_DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s overflow_main|overflow_thread|overflow_own_altstack|overflow_preexisting REPORT_DIR\n", argv[0]);
         return 2;
     }
     const char *s = argv[1];
@@ -116,6 +127,9 @@ int main(int argc, char **argv) {
         sigemptyset(&sa.sa_mask);
         sigaction(SIGSEGV, &sa, NULL);
     }
+    pthread_t early;
+    if (!strcmp(s, "overflow_preexisting") && pthread_create(&early, NULL, preexisting_entry, NULL) != 0)
+        return 4;
     fl_options o = {.report_dir = argv[2], .app_name = "crasher_stack"};
     int e = fl_install(&o);
     if (e) {
@@ -126,7 +140,10 @@ int main(int argc, char **argv) {
     if (!strcmp(s, "overflow_main")) overflow_main();
     else if (!strcmp(s, "overflow_thread")) run_thread(overflow_entry);
     else if (!strcmp(s, "overflow_own_altstack")) run_thread(own_altstack_entry);
-    else {
+    else if (!strcmp(s, "overflow_preexisting")) {
+        g_go = 1;
+        pthread_join(early, NULL);
+    } else {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;
     }
