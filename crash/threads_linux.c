@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 #include <ucontext.h>
 
@@ -330,7 +331,9 @@ void fl_threads_release(fl_thread_list_t *l) {
 }
 
 int fl_threads_offer_altstacks(uint64_t timeout_ns) {
-    if (!g_signal) return 0;
+    /* glibc clears this when the process starts its first thread: the common case of an install
+     * at the top of main() lists no threads. */
+    if (!g_signal || __libc_single_threaded) return 0;
     int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
     /* The list of running threads, read as a capture reads it (into a small list of our own). */
     static fl_thread_list_t list; /* only t[0..FL_OFFERS_MAX) is used */
