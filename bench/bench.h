@@ -30,6 +30,21 @@ static inline uint64_t bench_percentile(uint64_t *v, size_t n, unsigned p) {
     return v[rank ? rank - 1 : 0];
 }
 
+/* Where reports go: $TMPDIR, or /tmp. */
+static inline const char *bench_tmp_root(void) {
+    const char *t = getenv("TMPDIR");
+    return t && *t ? t : "/tmp";
+}
+
+/* Creates a fresh directory <bench_tmp_root()>/fl-bench-<name>-XXXXXX and puts its path in buf;
+ * returns buf, or NULL (with a message on stderr). */
+static inline char *bench_mkdtemp(char *buf, size_t cap, const char *name) {
+    snprintf(buf, cap, "%s/fl-bench-%s-XXXXXX", bench_tmp_root(), name);
+    if (mkdtemp(buf)) return buf;
+    perror("mkdtemp");
+    return NULL;
+}
+
 /* One line per issue goal; bench/run.sh gathers them into its summary table.
  * Format: GOAL|<metric>|<measured>|<goal>|<verdict> */
 static inline void bench_goal(const char *metric, const char *measured, const char *goal, int met) {

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* bench_crash: crash -> death of a forked child at depth 64 with faultline installed (an upper
- * bound of crash -> report on disk: the report is renamed into place before the process dies),
- * against the same child without faultline; plus the report's size. */
-#include <dirent.h>
-#include <stdbool.h>
+/* bench_crash: crash -> report of a forked child whose threads (1 to 1,000) all sit at the bottom
+ * of a 64-deep recursion, the others asleep: the time until the report is renamed into place
+ * (seen through inotify) and until the parent sees the death, against the same child without
+ * faultline; plus the report's size. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
@@ -11,12 +11,13 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
 #include "faultline/faultline.h"
+#include "parked.h"
+#include "reports.h"
 
 #define RUNS 50u
 #define DEPTH 64u
@@ -29,55 +30,46 @@ static shared_t *g_shared;
 static bool g_core_piped; /* kernel.core_pattern starts with '|' */
 static volatile int *volatile g_null;
 
-NOINLINE static unsigned recurse(unsigned n) {
-    if (n <= 1) {
-        g_shared->crash_ns = bench_now_ns();
-        *g_null = 1;
-        return 0;
-    }
-    unsigned r = recurse(n - 1);
-    NOTAIL();
-    return r + 1;
+NOINLINE static void crash_now(void *arg) {
+    (void)arg;
+    g_shared->crash_ns = bench_now_ns();
+    *g_null = 1;
 }
 
-/* Files in dir (excluding . and ..); the first regular file's size goes to *size. */
-static int count_files(const char *dir, long long *size, char *first, size_t cap) {
-    DIR *d = opendir(dir);
-    if (!d) return -1;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        if (n++ == 0) {
-            struct stat st;
-            char path[1400];
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            *size = stat(path, &st) == 0 ? (long long)st.st_size : -1;
-            snprintf(first, cap, "%s", path);
-        }
-    }
-    closedir(d);
-    return n;
+/* One run's results. */
+typedef struct sample {
+    uint64_t report_ns; /* crash -> the report renamed into place (0: not seen) */
+    uint64_t death_ns;  /* crash -> the parent sees the death */
+    bench_report_t rep; /* with faultline */
+} sample_t;
+
+static int g_errors;
+#define FAIL(...) (fprintf(stderr, "bench_crash: ERROR: " __VA_ARGS__), ++g_errors, false)
+
+/* Whether the one report in dir describes `threads` threads, all captured at depth >= DEPTH. */
+static bool check_report(const char *dir, unsigned threads, bench_report_t *rep) {
+    char path[1400];
+    int files = bench_dir_count(dir), n = bench_report_find(dir, path, sizeof path);
+    if (files != 1 || n != 1) return FAIL("%d files, %d complete reports in %s (expected 1)\n", files, n, dir);
+    if (bench_report_read(path, rep) != 0) return FAIL("unreadable report\n");
+    if (!rep->complete || rep->threads != threads || rep->threads_total != threads ||
+        rep->captured != threads || rep->min_frames < DEPTH)
+        return FAIL("%u threads: report lists %u of %u, %u captured, frames %u..%u%s\n", threads,
+                    rep->threads, rep->threads_total, rep->captured, rep->min_frames,
+                    rep->max_frames, rep->complete ? "" : ", incomplete");
+    return true;
 }
 
-static void remove_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    if (d) {
-        struct dirent *e;
-        char path[1400];
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-            snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-            unlink(path);
-        }
-        closedir(d);
-    }
-    rmdir(dir);
-}
-
-/* One crash; returns crash->death in ns, or 0 on failure (reported on stderr). */
-static uint64_t run_once(const char *dir, bool install, long long *report_size, int *errors) {
+/* One crash of a child with `threads` threads; false on failure (reported on stderr). */
+static bool run_once(const char *dir, bool install, unsigned threads, sample_t *s) {
+    memset(s, 0, sizeof *s);
     g_shared->crash_ns = 0;
+    int watch = -1;
+    if (install) {
+        if (mkdir(dir, 0700) != 0 && errno != EEXIST) return FAIL("mkdir %s: %s\n", dir, strerror(errno));
+        watch = bench_watch_dir(dir);
+        if (watch < 0) return FAIL("inotify on %s: %s\n", dir, strerror(errno));
+    }
     pid_t pid = fork();
     if (pid < 0) {
         perror("fork");
@@ -94,39 +86,26 @@ static uint64_t run_once(const char *dir, bool install, long long *report_size, 
             fl_options o = {.report_dir = dir, .app_name = "bench_crash", .app_version = "0"};
             if (fl_install(&o) != 0) _exit(100);
         }
-        recurse(DEPTH);
+        if (threads > 1 && bench_parked_start(threads - 1, DEPTH) != 0) _exit(102);
+        bench_parked_recurse(DEPTH, crash_now, NULL);
         _exit(101);
     }
+    uint64_t seen = install ? bench_wait_renamed(watch, 30000) : 0;
     int status;
     while (waitpid(pid, &status, 0) < 0) {
     }
-    uint64_t death = bench_now_ns();
-    uint64_t crash = g_shared->crash_ns;
-    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV) {
-        fprintf(stderr, "bench_crash: ERROR: child %s %d, expected death by SIGSEGV\n",
-                WIFSIGNALED(status) ? "died of signal" : "exited with",
-                WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-        ++*errors;
-        return 0;
-    }
-    if (install) {
-        char first[1400] = "";
-        int n = count_files(dir, report_size, first, sizeof first);
-        char **paths = NULL;
-        size_t complete = 0;
-        if (fl_list_reports(dir, &paths, &complete) == 0) fl_free_report_list(paths, complete);
-        if (n != 1 || complete != 1) {
-            fprintf(stderr, "bench_crash: ERROR: %d files, %zu complete reports in %s (expected 1)\n",
-                    n, complete, dir);
-            ++*errors;
-        }
-    }
-    if (!crash || death < crash) {
-        fprintf(stderr, "bench_crash: ERROR: no crash time recorded\n");
-        ++*errors;
-        return 0;
-    }
-    return death - crash;
+    uint64_t death = bench_now_ns(), crash = g_shared->crash_ns;
+    if (watch >= 0) close(watch);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGSEGV)
+        return FAIL("child %s %d, expected death by SIGSEGV\n",
+                    WIFSIGNALED(status) ? "died of signal" : "exited with",
+                    WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+    if (!crash || death < crash) return FAIL("no crash time recorded\n");
+    s->death_ns = death - crash;
+    if (!install) return true;
+    if (!seen || seen < crash) return FAIL("the report's rename was not seen\n");
+    s->report_ns = seen - crash;
+    return check_report(dir, threads, &s->rep);
 }
 
 /* Reference: what just the report's file operations cost here (create, write, fsync, close,
@@ -149,26 +128,66 @@ static uint64_t file_ops_ns(const char *base, long long size) {
     return w == size ? t : 0;
 }
 
-static const char *fs_name(const char *path) {
-    struct statfs sf;
-    if (statfs(path, &sf) != 0) return "unknown";
-    switch ((unsigned long)sf.f_type) {
-    case 0xEF53: return "ext2/3/4";
-    case 0x01021994: return "tmpfs";
-    case 0x58465342: return "xfs";
-    case 0x9123683E: return "btrfs";
-    case 0x794C7630: return "overlayfs";
-    default: return "other";
-    }
+/* Median and p90 of n values (sorted in place). */
+typedef struct stat2 {
+    uint64_t p50, p90;
+} stat2_t;
+static stat2_t stats(uint64_t *v, unsigned n) {
+    stat2_t s = {bench_percentile(v, n, 50), bench_percentile(v, n, 90)};
+    return s;
 }
 
-/* Prints one table row; returns the median (0 if no samples). */
-static uint64_t row(const char *what, uint64_t *v, unsigned n) {
-    if (!n) return 0;
-    uint64_t p50 = bench_percentile(v, n, 50), p90 = bench_percentile(v, n, 90);
-    printf("| %-40s | %9.1f | %6.1f | %6.1f | %6.1f |\n", what, p50 / 1e3, p90 / 1e3, v[0] / 1e3,
-           v[n - 1] / 1e3);
-    return p50;
+/* The thread counts, each with its share of the runs: the big ones cost ~0.1-0.3 s per run, most
+ * of it creating the threads and the kernel tearing them down. */
+static const struct {
+    unsigned threads, runs_div;
+} k_cases[] = {{1, 1}, {16, 2}, {64, 2}, {256, 3}, {1000, 5}};
+#define NCASES (sizeof k_cases / sizeof k_cases[0])
+
+typedef struct result {
+    unsigned threads, runs;
+    stat2_t report, death, base;
+    long long bytes_min, bytes_max;
+    unsigned frames_min, frames_max;
+} result_t;
+
+static result_t run_case(const char *base, unsigned threads, unsigned runs) {
+    result_t r = {.threads = threads, .runs = runs, .bytes_min = -1, .bytes_max = -1,
+                  .frames_min = ~0u};
+    uint64_t *rep = calloc(runs, 8), *death = calloc(runs, 8), *without = calloc(runs, 8);
+    if (!rep || !death || !without) exit(1);
+    unsigned n = 0, nb = 0;
+    /* Interleaved so that drift in the machine's load affects both alike. */
+    for (unsigned i = 0; i < runs; i++) {
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%s/t%u-run%u", base, threads, i);
+        sample_t s;
+        if (run_once(dir, true, threads, &s)) {
+            rep[n] = s.report_ns;
+            death[n++] = s.death_ns;
+            if (r.bytes_min < 0 || s.rep.bytes < r.bytes_min) r.bytes_min = s.rep.bytes;
+            if (s.rep.bytes > r.bytes_max) r.bytes_max = s.rep.bytes;
+            if (s.rep.min_frames < r.frames_min) r.frames_min = s.rep.min_frames;
+            if (s.rep.max_frames > r.frames_max) r.frames_max = s.rep.max_frames;
+        }
+        bench_dir_clear(dir, true);
+        if (run_once(dir, false, threads, &s)) without[nb++] = s.death_ns;
+    }
+    r.report = stats(rep, n);
+    r.death = stats(death, n);
+    r.base = stats(without, nb);
+    r.runs = n;
+    if (!n) r.frames_min = 0;
+    free(rep);
+    free(death);
+    free(without);
+    return r;
+}
+
+static const result_t *find(const result_t *res, unsigned threads) {
+    for (unsigned i = 0; i < NCASES; i++)
+        if (res[i].threads == threads) return &res[i];
+    return NULL;
 }
 
 int main(int argc, char **argv) {
@@ -181,60 +200,78 @@ int main(int argc, char **argv) {
         g_core_piped = fgetc(cp) == '|';
         fclose(cp);
     }
-    const char *tmpdir = getenv("TMPDIR");
     char base[1024];
-    snprintf(base, sizeof base, "%s/fl-bench-crash-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(base)) {
-        perror("mkdtemp");
-        return 1;
-    }
-    uint64_t *with = calloc(runs, 8), *without = calloc(runs, 8);
-    long long *sizes = calloc(runs, sizeof *sizes);
-    if (!with || !without || !sizes) return 1;
-    int errors = 0;
-    unsigned nwith = 0, nwithout = 0;
-    long long size_min = -1, size_max = -1;
-    /* Interleaved so that drift in the machine's load affects both alike. */
-    for (unsigned i = 0; i < runs; i++) {
-        char dir[1100];
-        snprintf(dir, sizeof dir, "%s/run%u", base, i);
-        long long sz = -1;
-        uint64_t t = run_once(dir, true, &sz, &errors);
-        if (t) with[nwith++] = t;
-        if (sz >= 0) {
-            if (size_min < 0 || sz < size_min) size_min = sz;
-            if (sz > size_max) size_max = sz;
+    if (!bench_mkdtemp(base, sizeof base, "crash")) return 1;
+    /* A second argument runs only that thread count (for profiling: perf record -g). */
+    unsigned only = argc > 2 ? (unsigned)atoi(argv[2]) : 0;
+    result_t res[NCASES];
+    for (unsigned i = 0; i < NCASES; i++) {
+        unsigned r = runs / k_cases[i].runs_div;
+        if (only && k_cases[i].threads != only) {
+            res[i] = (result_t){.threads = k_cases[i].threads};
+            continue;
         }
-        remove_dir(dir);
-        t = run_once(dir, false, &sz, &errors);
-        if (t) without[nwithout++] = t;
+        res[i] = run_case(base, k_cases[i].threads, r < 3 ? 3 : r);
     }
+    const result_t *one = find(res, 1);
     uint64_t *fops = calloc(runs, 8);
     unsigned nfops = 0;
-    for (unsigned i = 0; fops && i < runs; i++) {
-        uint64_t t = file_ops_ns(base, size_max);
+    for (unsigned i = 0; fops && one->runs && i < runs; i++) {
+        uint64_t t = file_ops_ns(base, one->bytes_max);
         if (t) fops[nfops++] = t;
     }
-    const char *fs = fs_name(base);
+    const char *fs = bench_fs_name(base);
     rmdir(base);
 
-    printf("## bench_crash (%u runs, depth %u, one thread; child forked, fl_install in the child)\n\n",
-           runs, DEPTH);
-    printf("| %-40s | median us | p90 us | min us | max us |\n", "crash -> parent sees death");
-    printf("|------------------------------------------|-----------|--------|--------|--------|\n");
-    uint64_t m_with = row("with faultline (report written)", with, nwith);
-    uint64_t m_without = row("without faultline (baseline)", without, nwithout);
-    if (fops) row("reference: create+write+fsync+rename", fops, nfops);
-    printf("\nreport directories under %s (file system: %s)\n", tmpdir && *tmpdir ? tmpdir : "/tmp", fs);
-    printf("report size: %lld bytes", size_max);
-    if (size_min != size_max) printf(" (min %lld)", size_min);
-    printf("; errors: %d (each run checks: death by SIGSEGV, exactly one complete report)\n\n", errors);
+    printf("## bench_crash (depth %u: every thread at the bottom of a %u-deep recursion, the others "
+           "asleep in a futex wait; one crashes; child forked, fl_install in the child)\n\n",
+           DEPTH, DEPTH);
+    printf("Times from the crash, median / p90 in ms: until the report is renamed into place (seen "
+           "through inotify), until the parent sees the death; baseline: the same child without "
+           "faultline.\n\n");
+    printf("| threads | runs | report renamed    | death             | baseline death    | "
+           "report bytes | bytes/thread | frames/thread |\n");
+    printf("|--------:|-----:|------------------:|------------------:|------------------:|"
+           "-------------:|-------------:|--------------:|\n");
+    for (unsigned i = 0; i < NCASES; i++) {
+        const result_t *r = &res[i];
+        if (!r->runs) continue;
+        printf("| %7u | %4u | %7.2f / %7.2f | %7.2f / %7.2f | %7.2f / %7.2f | %12lld | %12.0f | "
+               "%6u..%-6u |\n",
+               r->threads, r->runs, r->report.p50 / 1e6, r->report.p90 / 1e6, r->death.p50 / 1e6,
+               r->death.p90 / 1e6, r->base.p50 / 1e6, r->base.p90 / 1e6, r->bytes_max,
+               (double)r->bytes_max / r->threads, r->frames_min, r->frames_max);
+    }
+    printf("\n");
+    const result_t *big = find(res, 1000);
+    if (one->bytes_max > 0 && big->bytes_max > 0)
+        printf("each thread beyond the first adds %.0f bytes (1 -> 1,000 threads)\n",
+               (double)(big->bytes_max - one->bytes_max) / (big->threads - 1));
+    if (nfops && one->runs)
+        printf("reference: create+write+fsync+rename of a %lld-byte file: %.2f ms median\n",
+               one->bytes_max, bench_percentile(fops, nfops, 50) / 1e6);
+    printf("report directories under %s (file system: %s); crash -> report renamed is seen by the "
+           "parent through inotify\n", bench_tmp_root(), fs);
+    printf("errors: %d (each run checks: death by SIGSEGV, exactly one complete report listing "
+           "every thread as captured with >= %u frames)\n\n", g_errors, DEPTH);
 
-    char buf[128];
-    snprintf(buf, sizeof buf, "%.0f us median crash->death (baseline %.0f us, difference %.0f us)",
-             m_with / 1e3, m_without / 1e3, ((double)m_with - (double)m_without) / 1e3);
-    bench_goal("crash->report, 1 thread, depth 64", buf, "<= 1 ms", nwith && m_with <= 1000000 && !errors);
-    snprintf(buf, sizeof buf, "%lld bytes", size_max);
-    bench_goal("report size, 1 thread, depth 64", buf, "(reported)", -1);
-    return errors ? 1 : 0;
+    if (only) return g_errors ? 1 : 0;
+    char buf[160];
+    snprintf(buf, sizeof buf, "%.2f ms median crash->report renamed, p90 %.2f (->death %.2f, baseline %.2f)",
+             one->report.p50 / 1e6, one->report.p90 / 1e6, one->death.p50 / 1e6, one->base.p50 / 1e6);
+    bench_goal("crash->report, 1 thread, depth 64", buf, "<= 1 ms", one->runs && one->report.p50 <= 1000000);
+    const result_t *r256 = find(res, 256), *r64 = find(res, 64);
+    snprintf(buf, sizeof buf, "%.2f ms median crash->report renamed, p90 %.2f (%u runs)",
+             r256->report.p50 / 1e6, r256->report.p90 / 1e6, r256->runs);
+    bench_goal("crash->report, 256 threads x 64", buf, "<= 20 ms", r256->runs && r256->report.p50 <= 20000000);
+    snprintf(buf, sizeof buf, "%.2f ms median, p90 %.2f (%u runs)", big->report.p50 / 1e6,
+             big->report.p90 / 1e6, big->runs);
+    bench_goal("crash->report, 1000 threads x 64", buf, "(reported)", -1);
+    snprintf(buf, sizeof buf, "%lld bytes (%.0f per thread)", r64->bytes_max,
+             (double)r64->bytes_max / r64->threads);
+    bench_goal("report size, 64 threads x 64", buf, "<= 32 KB", r64->runs && r64->bytes_max <= 32768);
+    snprintf(buf, sizeof buf, "1 thread %lld, 256 threads %lld, 1000 threads %lld bytes",
+             one->bytes_max, r256->bytes_max, big->bytes_max);
+    bench_goal("report size, other counts", buf, "(reported)", -1);
+    return g_errors ? 1 : 0;
 }

@@ -22,13 +22,8 @@ static void stats_row(const char *what, uint64_t *v, size_t n) {
 int main(int argc, char **argv) {
     unsigned iters = argc > 1 ? (unsigned)atoi(argv[1]) : ITERS;
     if (iters < 10) iters = 10;
-    const char *tmpdir = getenv("TMPDIR");
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/fl-bench-install-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
-        return 1;
-    }
+    if (!bench_mkdtemp(dir, sizeof dir, "install")) return 1;
     fl_options opts = {.report_dir = dir, .app_name = "bench_install", .app_version = "0"};
     uint64_t *ins = calloc(iters, sizeof *ins), *unins = calloc(iters, sizeof *unins);
     if (!ins || !unins) return 1;

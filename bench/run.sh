@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Builds the benchmarks (if needed) and runs them all, then prints a summary against the issue's
 # goals. Usage: bench/run.sh [build-dir]   (default: build-bench at the top of the tree; the
-# environment's BUILD is used if set). TMPDIR chooses where bench_crash writes its reports.
+# environment's BUILD is used if set). TMPDIR chooses where bench_crash and bench_snapshot write
+# their reports. bench_snapshot also runs eu-stack and gdb against its target (if ptrace works).
 # Nothing here asserts on time: the exit status is non-zero only if a benchmark failed to run.
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +15,8 @@ if [ ! -f "$BUILD/CMakeCache.txt" ]; then
   cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFL_BUILD_BENCH=ON \
     -DFL_BUILD_TESTS=OFF >/dev/null
 fi
-cmake --build "$BUILD" -j"$JOBS" --target bench_install bench_unwind bench_crash >/dev/null
+cmake --build "$BUILD" -j"$JOBS" --target bench_install bench_unwind bench_crash \
+  bench_snapshot >/dev/null
 
 model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo 2>/dev/null | head -n1)
 [ -n "$model" ] || model=$(uname -m)
@@ -31,7 +33,7 @@ echo
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 status=0
-for b in bench_install bench_unwind bench_crash; do
+for b in bench_install bench_unwind bench_crash bench_snapshot; do
   if ! "$BUILD/bench/$b" >>"$out"; then
     echo "run.sh: $b failed" >&2
     status=1
@@ -41,11 +43,11 @@ grep -v '^GOAL|' "$out"
 
 echo "## Summary against the issue's goals"
 echo
-printf '| %-34s | %-80s | %-16s | %-7s |\n' metric measured goal verdict
+printf '| %-34s | %-96s | %-16s | %-7s |\n' metric measured goal verdict
 printf '|%s|%s|%s|%s|\n' "------------------------------------" \
-  "----------------------------------------------------------------------------------" \
+  "--------------------------------------------------------------------------------------------------" \
   "------------------" "---------"
 grep '^GOAL|' "$out" | while IFS='|' read -r _ metric measured goal verdict; do
-  printf '| %-34s | %-80s | %-16s | %-7s |\n' "$metric" "$measured" "$goal" "$verdict"
+  printf '| %-34s | %-96s | %-16s | %-7s |\n' "$metric" "$measured" "$goal" "$verdict"
 done
 exit $status
