@@ -173,6 +173,15 @@ static int enumerate(fl_thread_list_t *l, int self, unsigned max) {
     return err;
 }
 
+/* A request from this process (SI_QUEUE): the responder checks the sender before anything else. */
+static void request_init(siginfo_t *si, int pid) {
+    fl_memset(si, 0, sizeof *si);
+    si->si_signo = g_signal;
+    si->si_code = SI_QUEUE;
+    si->si_pid = pid;
+    si->si_uid = (uid_t)fl_sys_getuid();
+}
+
 /* Reads /proc/self/task/<tid>/<file> into buf (NUL-terminated); bytes read or -errno. */
 static long read_task_file(int tid, const char *file, char *buf, size_t cap) {
     char path[64];
@@ -269,11 +278,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
     }
 
     siginfo_t si;
-    fl_memset(&si, 0, sizeof si);
-    si.si_signo = g_signal;
-    si.si_code = SI_QUEUE;
-    si.si_pid = pid;
-    si.si_uid = (uid_t)fl_sys_getuid();
+    request_init(&si, pid);
     int sent = 0;
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
@@ -341,11 +346,7 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
     list.total = 0;
     if (enumerate(&list, self, FL_OFFERS_MAX) != 0 && list.count == 0) return 0;
     siginfo_t si;
-    fl_memset(&si, 0, sizeof si);
-    si.si_signo = g_signal;
-    si.si_code = SI_QUEUE;
-    si.si_pid = pid;
-    si.si_uid = (uid_t)fl_sys_getuid();
+    request_init(&si, pid);
     __atomic_store_n(&g_offer_answers, 0, __ATOMIC_SEQ_CST);
     int sent = 0;
     for (unsigned i = 0; i < list.count; i++) {
