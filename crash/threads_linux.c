@@ -18,6 +18,26 @@
 enum { PENDING = 1, ANSWERING = 2, ANSWERED = 3, ABANDONED = 0 };
 #define TOKEN(gen, phase) ((int)(((unsigned)(gen) << 2) | (unsigned)(phase)))
 
+static bool token_swap(volatile int *token, int from, int to) {
+    return __atomic_compare_exchange_n(token, &from, to, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+/* The responder's claim on its entry; false for a late answer (the requester has moved on). */
+static bool claim(volatile int *token, int gen) {
+    return token_swap(token, TOKEN(gen, PENDING), TOKEN(gen, ANSWERING));
+}
+/* The requester giving up on an entry; true if it had not answered (false: it answered, or is
+ * answering, meanwhile). */
+static bool abandon(volatile int *token, int gen) {
+    return token_swap(token, TOKEN(gen, PENDING), ABANDONED);
+}
+/* An entry a responder claimed just before the requester gave up: it finishes in microseconds;
+ * wait for that, bounded (10 ms). */
+static bool settle(volatile int *token, int gen) {
+    for (int i = 0; i < 1000 && __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERING); i++)
+        fl_sys_nanosleep(10000);
+    return __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERED);
+}
+
 static int g_signal;                 /* the real-time signal chosen at install; 0 = none free */
 static struct sigaction g_previous;  /* its action before install */
 static volatile int g_installed;     /* the handler is ours to remove */
@@ -47,11 +67,7 @@ static volatile int g_offer_answers;
 static void take_offer(unsigned idx, ucontext_t *uc) {
     if (idx >= FL_OFFERS_MAX) return;
     struct offer *o = &g_offers[idx];
-    int expected = TOKEN(0, PENDING);
-    if (o->tid != (int)fl_sys_gettid() ||
-        !__atomic_compare_exchange_n(&o->token, &expected, TOKEN(0, ANSWERING), false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-        return;
+    if (o->tid != (int)fl_sys_gettid() || !claim(&o->token, 0)) return;
     /* Same rule as fl_thread_init: a stack of the application's of our size or more stays. */
     stack_t old;
     o->taken = false;
@@ -82,10 +98,7 @@ static void responder(int sig, siginfo_t *info, void *uc) {
     fl_thread_list_t *l = __atomic_load_n(&g_list, __ATOMIC_ACQUIRE);
     if (!l || idx >= FL_ARRAY_LEN(l->t)) return;
     fl_thread_t *t = &l->t[idx];
-    int expected = TOKEN(gen, PENDING);
-    if (t->tid != (int)fl_sys_gettid() ||
-        !__atomic_compare_exchange_n(&t->token, &expected, TOKEN(gen, ANSWERING), false,
-                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    if (t->tid != (int)fl_sys_gettid() || !claim(&t->token, gen))
         return; /* a late answer: the capture has moved on */
     fl_regs_from_ucontext(&t->regs, uc);
     fl_sys_prctl_get_name(t->name);
@@ -224,13 +237,6 @@ static void read_name(fl_thread_t *t) {
     fl_strlcpy(t->name, buf, sizeof t->name);
 }
 
-/* Gives up on a pending entry; true if it had not answered (false: it answered meanwhile). */
-static bool abandon(fl_thread_t *t, int gen) {
-    int expected = TOKEN(gen, PENDING);
-    return __atomic_compare_exchange_n(&t->token, &expected, ABANDONED, false, __ATOMIC_ACQ_REL,
-                                       __ATOMIC_ACQUIRE);
-}
-
 /* Waits until *count reaches `want` or the deadline passed. */
 static void wait_count(volatile int *count, int want, uint64_t deadline) {
     for (;;) {
@@ -240,16 +246,6 @@ static void wait_count(volatile int *count, int want, uint64_t deadline) {
         uint64_t left = deadline - now;
         fl_sys_futex_wait(count, have, left < 10000000ull ? left : 10000000ull);
     }
-}
-
-/* An entry some responder is still writing (it claimed it just before the deadline): give it a
- * moment, bounded. */
-static bool settle(fl_thread_t *t, int gen) {
-    for (int i = 0; i < 1000; i++) {
-        if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERED)) return true;
-        fl_sys_nanosleep(10000);
-    }
-    return false;
 }
 
 int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
@@ -303,7 +299,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
         fl_thread_t *t = &l->t[i];
         if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != TOKEN(gen, PENDING)) continue;
         int b = blocks_signal(t->tid, g_signal);
-        if ((b == 1 || b == -ENOENT) && abandon(t, gen)) {
+        if ((b == 1 || b == -ENOENT) && abandon(&t->token, gen)) {
             t->state = b == 1 ? FL_THREAD_BLOCKED : FL_THREAD_EXITED;
             sent--;
         }
@@ -311,20 +307,13 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
     wait_count(&g_answers, sent, deadline);
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
-        int tok = __atomic_load_n(&t->token, __ATOMIC_ACQUIRE);
-        if (tok == TOKEN(gen, PENDING)) {
-            if (abandon(t, gen)) {
-                __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
-                t->state = blocks_signal(t->tid, g_signal) == -ENOENT ? FL_THREAD_EXITED : FL_THREAD_TIMEOUT;
-                read_name(t);
-                continue;
-            }
-            tok = __atomic_load_n(&t->token, __ATOMIC_ACQUIRE); /* it answered just now */
+        if (abandon(&t->token, gen)) {
+            __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
+            t->state = blocks_signal(t->tid, g_signal) == -ENOENT ? FL_THREAD_EXITED : FL_THREAD_TIMEOUT;
+        } else if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != ABANDONED) {
+            /* it answered (the state set earlier applies to entries given up before) */
+            t->state = settle(&t->token, gen) ? FL_THREAD_CAPTURED : FL_THREAD_TIMEOUT;
         }
-        if (tok == TOKEN(gen, ANSWERED) || (tok == TOKEN(gen, ANSWERING) && settle(t, gen)))
-            t->state = FL_THREAD_CAPTURED;
-        else if (tok != ABANDONED)
-            t->state = FL_THREAD_TIMEOUT;
         if (t->state != FL_THREAD_CAPTURED) read_name(t);
     }
     return 0;
@@ -364,11 +353,8 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
     wait_count(&g_offer_answers, sent, start + 2000000ull);
     for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
         struct offer *o = &g_offers[i];
-        int expected = TOKEN(0, PENDING);
-        if (__atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == expected &&
-            blocks_signal(o->tid, g_signal) != 0 &&
-            __atomic_compare_exchange_n(&o->token, &expected, ABANDONED, false, __ATOMIC_ACQ_REL,
-                                        __ATOMIC_ACQUIRE)) {
+        if (__atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, PENDING) &&
+            blocks_signal(o->tid, g_signal) != 0 && abandon(&o->token, 0)) {
             __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
             sent--;
         }
@@ -377,16 +363,12 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
     int taken = 0;
     for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
         struct offer *o = &g_offers[i];
-        int expected = TOKEN(0, PENDING);
-        bool silent = __atomic_compare_exchange_n(&o->token, &expected, ABANDONED, false,
-                                                  __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+        bool silent = abandon(&o->token, 0);
         if (silent) __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
-        /* A thread still inside sigaltstack (ANSWERING) finishes in microseconds. */
-        for (int k = 0; k < 1000 && __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, ANSWERING); k++)
-            fl_sys_nanosleep(10000);
-        bool answered = __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, ANSWERED);
+        bool given_up = silent || __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == ABANDONED;
+        bool answered = !given_up && settle(&o->token, 0);
         if (answered && o->taken) taken++;
-        else if (answered || silent || expected == ABANDONED) fl_crash_altstack_unmap(o->stack);
+        else if (answered || given_up) fl_crash_altstack_unmap(o->stack);
         /* (still ANSWERING after 10 ms: leave the mapping, the thread may be installing it) */
         o->stack = NULL;
         o->tid = 0;
