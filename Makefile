@@ -10,6 +10,7 @@ all: build
 
 deps:
 	@scripts/setup-deps.sh
+	@scripts/setup-zig.sh >/dev/null
 
 build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFL_WERROR=ON

@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/* macho: Mach-O images (thin and fat) read through a memory reader: identity, segments, symbols and
+ * compact unwind. Portable C: built and tested on every platform, used by the Darwin crash path
+ * (live memory) and by the CLI (files). */
+#ifndef FAULTLINE_MACHO_H
+#define FAULTLINE_MACHO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "base/base.h"
+
+/* Values of <mach/machine.h>, repeated so that no Apple header is needed. */
+#define FL_MACHO_CPU_X86_64 0x01000007u
+#define FL_MACHO_CPU_ARM64 0x0100000cu
+#define FL_MACHO_CPU_SUBTYPE_MASK 0x00ffffffu /* cpusubtype without the capability bits */
+#define FL_MACHO_CPU_SUBTYPE_ARM64E 2u
+
+/* Limits: input beyond them is malformed (FL_EBADDATA) or cut (FL_ERANGE, where stated). */
+#define FL_MACHO_FAT_MAX 16u           /* slices in a fat header */
+#define FL_MACHO_NCMDS_MAX 4096u       /* load commands */
+#define FL_MACHO_SIZEOFCMDS_MAX (4u << 20)
+#define FL_MACHO_SEGMENTS_MAX 32u      /* segments kept in fl_macho_image_t (more: truncated) */
+#define FL_MACHO_NSYMS_MAX (1u << 24)  /* symbol table entries */
+#define FL_MACHO_UNWIND_PAGES_MAX 65536u /* first-level index entries */
+#define FL_MACHO_NAME_MAX 17u          /* segment/section names: 16 bytes + NUL */
+
+/* ---- Files: thin and fat ---- */
+
+typedef struct fl_macho_slice {
+    uint32_t cputype, cpusubtype;
+    uint64_t offset, size; /* of the slice within the file */
+} fl_macho_slice_t;
+
+/* Lists the 64-bit Mach-O slices of the file held in r at addresses [0, size): each architecture of
+ * a fat file (FAT_MAGIC or FAT_MAGIC_64; slices must lie inside the file), or the whole file for a
+ * thin one. FL_ENOSYS for a 32-bit Mach-O (thin, or the only kind in a fat file), FL_EBADDATA for
+ * anything else that is not a Mach-O file or is malformed, FL_ERANGE if more than cap slices
+ * (the first cap are returned). AS-SAFE. */
+int fl_macho_slices(const fl_reader_t *r, uint64_t size, fl_macho_slice_t *out, unsigned cap,
+                    unsigned *count);
+
+/* "arm64", "arm64e", "x86_64", "x86_64h" or "unknown". AS-SAFE. */
+const char *fl_macho_arch_name(uint32_t cputype, uint32_t cpusubtype);
+
+/* ---- One image: header, load commands, segments ---- */
+
+typedef struct fl_macho_segment {
+    char name[FL_MACHO_NAME_MAX];
+    uint64_t vmaddr, vmsize, fileoff, filesize;
+    uint32_t maxprot, initprot, nsects;
+} fl_macho_segment_t;
+
+typedef struct fl_macho_section {
+    char segname[FL_MACHO_NAME_MAX], sectname[FL_MACHO_NAME_MAX];
+    uint64_t vmaddr, size;
+    uint32_t offset, flags;
+} fl_macho_section_t;
+
+typedef struct fl_macho_image {
+    const fl_reader_t *r;
+    uint64_t header;   /* reader address of the mach_header_64 */
+    uint64_t limit;    /* file slices: reader address one past the slice; loaded: UINT64_MAX */
+    bool loaded;       /* laid out by dyld (sections at vmaddr + slide) rather than a file slice */
+    uint32_t cputype, cpusubtype, filetype, flags, ncmds, sizeofcmds;
+    bool has_uuid;
+    uint8_t uuid[16];
+    uint64_t text_vmaddr, text_vmsize; /* the __TEXT segment (holds the header) */
+    uint64_t slide;    /* loaded: header - text_vmaddr, runtime address = vmaddr + slide; files: 0 */
+    unsigned nsegments;
+    bool segments_truncated;
+    fl_macho_segment_t segments[FL_MACHO_SEGMENTS_MAX];
+    /* LC_SYMTAB (file offsets); has_symtab false when absent. */
+    bool has_symtab;
+    uint32_t symoff, nsyms, stroff, strsize;
+    /* LC_DYSYMTAB: local symbols present? false with no LC_DYSYMTAB or nlocalsym == 0. */
+    bool has_local_symbols;
+    /* LC_FUNCTION_STARTS (a file range in __LINKEDIT); size 0 when absent. */
+    uint32_t function_starts_off, function_starts_size;
+    /* Sections the unwinders and symbolizers need (vmaddr and size; 0, 0 when absent). */
+    uint64_t text_sect_vmaddr, text_sect_size;     /* __TEXT,__text */
+    uint64_t unwind_info_vmaddr, unwind_info_size; /* __TEXT,__unwind_info */
+    uint64_t eh_frame_vmaddr, eh_frame_size;       /* __TEXT,__eh_frame */
+} fl_macho_image_t;
+
+/* Parses the image whose mach_header_64 is at reader address `header`. For a file slice pass its
+ * offset and size (limit = header + size bounds every read, loaded = false); for an image in
+ * memory pass size UINT64_MAX and loaded = true. Checks: 64-bit magic (FL_ENOSYS for 32-bit),
+ * ncmds/sizeofcmds within limits, each load command at least 8 bytes, 4-byte aligned and inside
+ * sizeofcmds (so commands can neither overlap nor loop), segment/section ranges without
+ * overflow and, for files, inside the slice. Unknown load commands are skipped. FL_EBADDATA on
+ * malformed input, FL_EFAULT if the reader cannot read it. AS-SAFE. */
+int fl_macho_image_init(fl_macho_image_t *img, const fl_reader_t *r, uint64_t header,
+                        uint64_t size, bool loaded);
+
+/* Where `len` bytes at unslid address vmaddr are in the reader: loaded images vmaddr + slide,
+ * files the owning segment's file bytes. FL_ERANGE if no segment (with file bytes, for files)
+ * holds all of them. AS-SAFE. */
+int fl_macho_image_vm_to_reader(const fl_macho_image_t *img, uint64_t vmaddr, uint64_t len,
+                                uint64_t *out);
+/* The same for a file offset (symbol and string tables, function starts): loaded images go
+ * through __LINKEDIT (its vmaddr + slide + (fileoff - its fileoff)); files through the slice.
+ * FL_ERANGE if outside. AS-SAFE. */
+int fl_macho_image_file_to_reader(const fl_macho_image_t *img, uint64_t fileoff, uint64_t len,
+                                  uint64_t *out);
+
+/* Calls fn for each section of each LC_SEGMENT_64, in load-command order, until fn returns
+ * nonzero (which is returned). At most FL_MACHO_NCMDS_MAX * 256 sections. AS-SAFE if fn is. */
+int fl_macho_image_sections(const fl_macho_image_t *img,
+                            int (*fn)(void *ctx, const fl_macho_section_t *sect), void *ctx);
+
+/* ---- Symbols ---- */
+
+/* Resolves an unslid address to the nearest preceding defined symbol: nlist entries that are not
+ * stabs (N_STAB), are of type N_SECT and lie in the same section as vmaddr. When LC_FUNCTION_STARTS
+ * shows a function starting after that symbol and at or before vmaddr, the address belongs to an
+ * unnamed (stripped) function: FL_ENOTFOUND rather than a wrong name. Copies the symbol's name as
+ * stored (with the leading '_' of C names) into name[cap] (cut, terminated) and sets *sym_vmaddr.
+ * FL_ENOTFOUND if no symbol, FL_EBADDATA on a malformed table. A linear scan, bounded by
+ * FL_MACHO_NSYMS_MAX: the crash path's way. AS-SAFE. */
+int fl_macho_symbol_find(const fl_macho_image_t *img, uint64_t vmaddr, char *name, size_t cap,
+                         uint64_t *sym_vmaddr);
+
+/* The same answers from a sorted index built once (for the CLI and benchmarks: O(log n) a lookup).
+ * Names point into the reader's bytes when it is a buffer reader, so the index lives only as long
+ * as they do. NOT AS-SAFE (allocates). */
+typedef struct fl_macho_symindex fl_macho_symindex_t;
+int fl_macho_symindex_build(const fl_macho_image_t *img, fl_macho_symindex_t **out);
+/* Count of symbols in the index (defined N_SECT, non-stab). NOT AS-SAFE. */
+size_t fl_macho_symindex_count(const fl_macho_symindex_t *ix);
+int fl_macho_symindex_find(const fl_macho_symindex_t *ix, uint64_t vmaddr, const char **name,
+                           uint64_t *sym_vmaddr);
+void fl_macho_symindex_free(fl_macho_symindex_t *ix);
+
+/* Calls fn with each function start (unslid vmaddr) from LC_FUNCTION_STARTS, ascending, until fn
+ * returns nonzero. FL_ENOTFOUND if the image has none. Bounded by the table's size. AS-SAFE if
+ * fn is. */
+int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, uint64_t vmaddr),
+                             void *ctx);
+
+/* ---- Compact unwind (__TEXT,__unwind_info) ---- */
+
+/* The section as the lookup needs it: where its bytes are and what its function offsets are
+ * relative to. `base` is the mach header's address in the terms callers use for pcs: the unslid
+ * __TEXT vmaddr for file addresses, or that plus the slide for runtime pcs. */
+typedef struct fl_macho_unwind_info {
+    const fl_reader_t *r;
+    uint64_t addr, size; /* the section's bytes in r */
+    uint64_t base;
+    uint32_t cputype;
+} fl_macho_unwind_info_t;
+
+/* Fills ui for the image (base = text_vmaddr + slide for loaded images, text_vmaddr for files).
+ * FL_ENOTFOUND if it has no __unwind_info. AS-SAFE. */
+int fl_macho_unwind_info_init(const fl_macho_image_t *img, fl_macho_unwind_info_t *ui);
+
+typedef struct fl_macho_unwind_entry {
+    uint64_t start, end; /* the function range [start, end) the encoding covers, in pc terms */
+    uint32_t encoding;   /* the raw 32-bit compact unwind encoding */
+} fl_macho_unwind_entry_t;
+
+/* Finds the entry covering pc: the first-level index (binary search), then the regular or
+ * compressed second-level page, with the common or page-local encoding table. LSDA and
+ * personality are ignored. FL_ENOTFOUND if pc is outside the table, FL_EBADDATA on malformed
+ * input (counts or offsets outside the section, indices out of order). AS-SAFE. */
+int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
+                         fl_macho_unwind_entry_t *out);
+
+/* Calls fn for every entry in table order (start ascending) until fn returns nonzero, with end
+ * set to the next entry's start (or the sentinel's). For `faultline inspect --unwind` and the
+ * tests. Bounded by the section's size. AS-SAFE if fn is. */
+int fl_macho_unwind_each(const fl_macho_unwind_info_t *ui,
+                         int (*fn)(void *ctx, const fl_macho_unwind_entry_t *e), void *ctx);
+
+/* A decoded encoding. Register numbers are DWARF numbers (x86_64: rbx 3, rbp 6, rsp 7, r12..r15
+ * 12..15, rip 16; arm64: x0..x30 0..30, sp 31, pc 32; d8..d15 are 72..79). */
+enum {
+    FL_MACHO_RULE_NONE = 0,      /* encoding 0: no unwind information */
+    FL_MACHO_RULE_FRAME,         /* arm64 FRAME / x86_64 RBP_FRAME: frame record at fp */
+    FL_MACHO_RULE_FRAMELESS,     /* arm64 FRAMELESS / x86_64 STACK_IMMD: fixed stack size */
+    FL_MACHO_RULE_STACK_IND,     /* x86_64 STACK_IND: stack size read from the function's code */
+    FL_MACHO_RULE_DWARF          /* described by the FDE at dwarf_offset in __eh_frame */
+};
+#define FL_MACHO_RULE_REGS_MAX 12u
+#define FL_MACHO_REG_X86_64_RIP 16u
+#define FL_MACHO_REG_ARM64_SP 31u
+#define FL_MACHO_REG_ARM64_PC 32u
+
+typedef struct fl_macho_unwind_rule {
+    uint32_t kind;       /* FL_MACHO_RULE_* */
+    uint32_t cputype;
+    uint32_t encoding;
+    uint32_t stack_size; /* FRAMELESS: bytes the function allocated, return address included
+                          * on x86_64 */
+    uint32_t stack_ind_offset, stack_adjust; /* STACK_IND: where the sub's immediate is */
+    uint32_t dwarf_offset;                    /* DWARF */
+    unsigned nregs;      /* saved registers, with the offset of each slot: */
+    uint8_t reg[FL_MACHO_RULE_REGS_MAX];
+    int32_t reg_offset[FL_MACHO_RULE_REGS_MAX]; /* FRAME: from the fp; FRAMELESS: from the
+                                                 * caller's sp (the CFA) */
+} fl_macho_unwind_rule_t;
+
+/* Decodes an encoding for an architecture. FL_EBADDATA for an encoding that is invalid (an
+ * unknown mode, an impossible register permutation), FL_ENOSYS for an unknown cputype. AS-SAFE. */
+int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_rule_t *rule);
+
+/* One line describing the rule, e.g. "frame, saved x19/x20 x21/x22", "frameless, stack 32",
+ * "rbp frame, saved rbx r12", "stack immd 24, saved rbx", "stack ind (sub at +12, adjust 8)",
+ * "dwarf at 0x1234", "none". Returns the length (cut to cap-1, always terminated). AS-SAFE. */
+size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf, size_t cap);
+
+/* Registers for one step: DWARF numbering as above, r[i] valid when bit i of `valid` is set
+ * (d8..d15 are not tracked). */
+typedef struct fl_macho_regs {
+    uint64_t r[33];
+    uint64_t valid;
+} fl_macho_regs_t;
+
+/* Steps regs from the function described by `rule` (whose first instruction is at runtime address
+ * func_start, needed by STACK_IND, which reads the immediate through `code`) to its caller, reading
+ * the stack through `stack`: the caller's pc, sp, fp and every register the rule restores are set
+ * and marked valid; volatile registers are marked invalid. arm64 FRAMELESS takes the return
+ * address from lr (x30). Pointer-authentication bits are not stripped here (frames/ does it).
+ * FL_ENOSYS for NONE and DWARF rules (the caller tries another stepper), FL_EFAULT if memory
+ * cannot be read, FL_EBADDATA if the result cannot be a caller (sp not rising). AS-SAFE. */
+int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                         uint64_t func_start, const fl_reader_t *stack, fl_macho_regs_t *regs);
+
+#endif
