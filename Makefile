@@ -1,11 +1,12 @@
 # faultline: `make demo` shows a crash and its report, `make test` runs every test.
-# Other targets: deps (install Debian packages), build, install PREFIX=dir, clean.
+# Other targets: deps (install Debian packages), build, darwin (cross-build for macOS arm64 and
+# x86_64 with zig, then check the outputs; nothing runs them), install PREFIX=dir, clean.
 BUILD  ?= build
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build test demo install clean
+.PHONY: all deps build darwin test demo install clean
 all: build
 
 deps:
@@ -16,7 +17,20 @@ build: deps
 	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFL_WERROR=ON
 	cmake --build $(BUILD) -j$(JOBS)
 
-test: build
+# Release build for macOS 11+ of the library (static and dylib), the demo and the CLI, warnings
+# as errors, in build-darwin-arm64/ and build-darwin-x86_64/ (cmake/toolchain-zig-macos.cmake).
+darwin: deps
+	@scripts/setup-darwin-deps.sh >/dev/null
+	@set -e; for t in arm64:aarch64-macos x86_64:x86_64-macos; do \
+	  dir=build-darwin-$${t%%:*}; mkdir -p $$dir; \
+	  cmake -S . -B $$dir -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-zig-macos.cmake \
+	    -DFL_ZIG_TARGET=$${t#*:} -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFL_WERROR=ON \
+	    -DFL_BUILD_TESTS=OFF -DFL_BUILD_BENCH=OFF >$$dir/build.log 2>&1 || { cat $$dir/build.log; exit 1; }; \
+	  cmake --build $$dir -j$(JOBS) >>$$dir/build.log 2>&1 || { tail -n 60 $$dir/build.log; exit 1; }; \
+	done
+	@scripts/check-darwin.sh build-darwin-arm64 build-darwin-x86_64
+
+test: build darwin
 	scripts/run-tests.sh $(BUILD)
 
 # The build's output goes to a log here, so that the demo's own output stands out.
@@ -29,4 +43,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-darwin-arm64 build-darwin-x86_64

@@ -56,7 +56,10 @@ void fl_strbuf_puts(fl_strbuf_t *sb, const char *s);         /* AS-SAFE */
 void fl_strbuf_putu(fl_strbuf_t *sb, uint64_t v);            /* AS-SAFE */
 void fl_strbuf_putx(fl_strbuf_t *sb, uint64_t v);            /* AS-SAFE; "0x" + hex */
 
-/* ---- Raw system calls (AS-SAFE; return -errno on failure, never touch errno) ---- */
+/* ---- System calls (AS-SAFE; return -errno on failure, never touch errno) ----
+ * Linux: raw system calls (sys_linux.c). Darwin: libSystem's wrappers (sys_darwin.c): Darwin's
+ * system call numbers and conventions are not a stable ABI, and these wrappers are
+ * async-signal-safe there. */
 
 long fl_sys_write(int fd, const void *buf, size_t len);   /* AS-SAFE */
 /* Writes all of buf, retrying on EINTR and short writes; 0 or -errno. AS-SAFE. */
@@ -69,10 +72,18 @@ long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp)
 long fl_sys_unlinkat(int dirfd, const char *path, int flags); /* AS-SAFE */
 long fl_sys_fsync(int fd);                                /* AS-SAFE */
 long fl_sys_getpid(void);                                 /* AS-SAFE */
-long fl_sys_gettid(void);                                 /* AS-SAFE */
-long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
+/* The calling thread's id: Linux's tid; on Darwin the low 32 bits of the 64-bit thread id
+ * (pthread_threadid_np, the id thread_info(THREAD_IDENTIFIER_INFO) reports). AS-SAFE. */
+long fl_sys_gettid(void);
 long fl_sys_clock_gettime(int clk, uint64_t *ns);         /* AS-SAFE; ns since the clock's epoch */
-long fl_sys_getrandom(void *buf, size_t len, unsigned flags); /* AS-SAFE */
+/* Random bytes: Linux getrandom(2) (flags as there); Darwin getentropy (flags ignored, at most
+ * 256 bytes). Returns the count written or -errno. AS-SAFE. */
+long fl_sys_getrandom(void *buf, size_t len, unsigned flags);
+/* Sleeps; returns early on a signal. AS-SAFE. */
+long fl_sys_nanosleep(uint64_t ns);
+
+/* Linux only (sys_linux.c), and called only by *_linux.c files: */
+long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
@@ -82,8 +93,7 @@ long fl_sys_getuid(void);                                 /* AS-SAFE */
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info);
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
 long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
-/* Sleeps; returns early on a signal. AS-SAFE. */
-long fl_sys_nanosleep(uint64_t ns);
+
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
 
@@ -127,15 +137,71 @@ void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint6
 void fl_reader_init_range(fl_reader_t *r, uint64_t lo, uint64_t hi, const fl_reader_t *fallback);
 
 /* The live process's safe reader: reads memory of unknown validity without faulting.
- * fl_memory_init probes the methods at install time (process_vm_readv on self, which qemu-user
- * and some seccomp policies refuse; then write() into a pre-opened pipe, which the kernel
- * validates) and keeps the first that works. NOT AS-SAFE (opens a pipe). */
-typedef enum { FL_MEMORY_NONE = 0, FL_MEMORY_VM_READV = 1, FL_MEMORY_PIPE = 2 } fl_memory_method_t;
+ * Linux: fl_memory_init probes the methods at install time (process_vm_readv on self, which
+ * qemu-user and some seccomp policies refuse; then write() into a pre-opened pipe, which the
+ * kernel validates) and keeps the first that works. Darwin: vm_read_overwrite on our own task
+ * (FL_MEMORY_MACH, the only method; forcing another is FL_ENOSYS). NOT AS-SAFE (opens a pipe). */
+typedef enum {
+    FL_MEMORY_NONE = 0, FL_MEMORY_VM_READV = 1, FL_MEMORY_PIPE = 2, FL_MEMORY_MACH = 3
+} fl_memory_method_t;
 int fl_memory_init(fl_memory_method_t force /* NONE = probe */);
 fl_memory_method_t fl_memory_method(void);       /* AS-SAFE */
-/* Re-reads our pid for the process_vm_readv method (after a fork). AS-SAFE. */
+/* Re-reads our pid for the process_vm_readv method (after a fork). Linux only. AS-SAFE. */
 void fl_memory_refresh_pid(void);
 const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memory_init */
+
+/* Darwin only (memory_darwin.c): the VM region holding addr, or when addr is unmapped the first
+ * one above it (vm_region_64): [*start, *end) and its current protection as FL_MAP_* bits. 0, or
+ * FL_ENOTFOUND when nothing is mapped at or above addr. AS-SAFE (one Mach call). */
+int fl_memory_region(uint64_t addr, uint64_t *start, uint64_t *end, uint32_t *perms);
+
+/* ---- Loaded images: the platform-neutral model (filled by elf/ on Linux, macho/ on Darwin) ---- */
+
+#define FL_BUILD_ID_MAX 32u
+#define FL_IMAGE_PATH_MAX 512u
+#define FL_IMAGES_MAX 2048u
+
+enum { /* values equal faultline.Image.BuildIdKind in proto/faultline.proto */
+    FL_BUILD_ID_NONE = 0,
+    FL_BUILD_ID_GNU = 1,
+    FL_BUILD_ID_TEXT_HASH = 2,
+    FL_BUILD_ID_MACHO_UUID = 3
+};
+
+/* One loaded image as found in memory. ELF: ranges from the PT_LOADs. Mach-O: start/end and
+ * text_start/text_end are the __TEXT segment (the other segments of a dyld shared cache image lie
+ * elsewhere, among other images'), build_id the LC_UUID. */
+typedef struct fl_image {
+    uint64_t slide;        /* load bias: runtime address = file vaddr + slide */
+    uint64_t start, end;   /* lowest PT_LOAD start .. highest PT_LOAD end (runtime) */
+    uint64_t text_start, text_end; /* lowest/highest end of the executable PT_LOADs (runtime) */
+    uint64_t phdr_addr;    /* ELF: runtime address of the program headers (0 if unknown) */
+    uint64_t eh_frame_hdr; /* ELF: runtime address of PT_GNU_EH_FRAME (0 if none) */
+    uint64_t eh_frame_hdr_size;
+    uint64_t unwind_info;  /* Mach-O: runtime address of __TEXT,__unwind_info (0 if none) */
+    uint64_t unwind_info_size;
+    uint32_t cputype;      /* Mach-O: the header's cputype (0 for ELF) */
+    uint16_t phnum;
+    uint8_t build_id_len;
+    uint8_t build_id_kind; /* FL_BUILD_ID_* */
+    uint8_t build_id[FL_BUILD_ID_MAX];
+    bool is_main, is_vdso;
+    bool path_truncated;
+    char path[FL_IMAGE_PATH_MAX];
+} fl_image_t;
+
+typedef struct fl_image_list {
+    fl_image_t image[FL_IMAGES_MAX];
+    unsigned count;
+    bool truncated;    /* more images than FL_IMAGES_MAX */
+    bool inconsistent; /* the loader's list was being changed while it was read */
+} fl_image_list_t;
+
+/* The image whose [start, end) holds addr, or NULL. AS-SAFE. */
+const fl_image_t *fl_images_find(const fl_image_list_t *list, uint64_t addr);
+
+/* True when addr lies in an executable segment ([text_start, text_end)) of some image. AS-SAFE. */
+bool fl_images_is_text(const fl_image_list_t *list, uint64_t addr);
 
 /* ---- Memory maps of the live process ---- */
 

@@ -28,22 +28,6 @@ long fl_sys_pread(int fd, void *buf, size_t len, int64_t off) {
     return SYS(SYS_pread64, fd, buf, len, off, 0, 0);
 }
 
-long fl_sys_write_all(int fd, const void *buf, size_t len) {
-    const char *p = buf;
-    unsigned stalls = 0;
-    while (len) {
-        long n = fl_sys_write(fd, p, len);
-        if (n == -EINTR || n == 0) {
-            if (++stalls > 100) return -EIO; /* bounded: never spin on a stuck descriptor */
-            continue;
-        }
-        if (n < 0) return n;
-        p += n;
-        len -= (size_t)n;
-    }
-    return 0;
-}
-
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
     return SYS(SYS_openat, dirfd, path, flags, mode, 0, 0);
 }
@@ -106,14 +90,4 @@ long fl_sys_futex_wake(volatile int *addr, int count) {
 long fl_sys_nanosleep(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     return SYS(SYS_nanosleep, &ts, 0, 0, 0, 0, 0);
-}
-
-void fl_log_stderr(const char *msg) {
-    char line[512];
-    fl_strbuf_t sb;
-    fl_strbuf_init(&sb, line, sizeof line - 1);
-    fl_strbuf_puts(&sb, "faultline: ");
-    fl_strbuf_puts(&sb, msg);
-    line[sb.len++] = '\n';
-    (void)fl_sys_write_all(2, line, sb.len);
 }

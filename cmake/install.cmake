@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Installs the public header, libfaultline.a/.so, the faultline CLI, a CMake package
-# (find_package(faultline) -> faultline::faultline, faultline::faultline_static) and faultline.pc.
+# (find_package(faultline) -> faultline::faultline, faultline::faultline_static) and faultline.pc;
+# with FL_BUILD_UPLOAD also upload.h, libfaultline-upload.a/.so (faultline::faultline_upload,
+# faultline::faultline_upload_static) and faultline-upload.pc.
 include(CMakePackageConfigHelpers)
 
 set(FL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/faultline)
@@ -14,13 +16,28 @@ install(TARGETS faultline faultline_static EXPORT faultline-targets
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
+# libfaultline-upload (upload/CMakeLists.txt says why it is a library of its own).
+if(TARGET faultline_upload)
+  install(FILES ${PROJECT_SOURCE_DIR}/include/faultline/upload.h
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/faultline)
+  install(TARGETS faultline_upload faultline_upload_static EXPORT faultline-targets
+    ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+    RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
+    INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  set(FL_UPLOAD_INSTALLED ON)
+else()
+  set(FL_UPLOAD_INSTALLED OFF)
+endif()
+
 # The CLI (tools/CMakeLists.txt: target faultline_tool, file "faultline").
 if(TARGET faultline_tool)
   install(TARGETS faultline_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 # CMake package. The static library's link interface names Threads::Threads and
-# PkgConfig::PROTOBUF_C (imported targets, not exported): faultline-config.cmake recreates them.
+# PkgConfig::PROTOBUF_C (and the upload one PkgConfig::FL_CURL, PkgConfig::FL_ZLIB): imported
+# targets, not exported, which faultline-config.cmake recreates.
 install(EXPORT faultline-targets NAMESPACE faultline:: FILE faultline-targets.cmake
   DESTINATION ${FL_CMAKE_DIR})
 configure_package_config_file(${PROJECT_SOURCE_DIR}/cmake/faultline-config.cmake.in
@@ -40,10 +57,14 @@ foreach(d LIBDIR INCLUDEDIR)
   endif()
 endforeach()
 set(FL_PC_PREFIX "@FL_PC_PREFIX@")
-configure_file(${PROJECT_SOURCE_DIR}/cmake/faultline.pc.in ${PROJECT_BINARY_DIR}/faultline.pc.tmpl
-  @ONLY)
-install(CODE "
-  set(FL_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
-  configure_file(\"${PROJECT_BINARY_DIR}/faultline.pc.tmpl\" \"${PROJECT_BINARY_DIR}/faultline.pc\"
-    @ONLY)")
-install(FILES ${PROJECT_BINARY_DIR}/faultline.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+set(FL_PC_NAMES faultline)
+if(FL_UPLOAD_INSTALLED)
+  list(APPEND FL_PC_NAMES faultline-upload)
+endif()
+foreach(pc ${FL_PC_NAMES})
+  configure_file(${PROJECT_SOURCE_DIR}/cmake/${pc}.pc.in ${PROJECT_BINARY_DIR}/${pc}.pc.tmpl @ONLY)
+  install(CODE "
+    set(FL_PC_PREFIX \"\${CMAKE_INSTALL_PREFIX}\")
+    configure_file(\"${PROJECT_BINARY_DIR}/${pc}.pc.tmpl\" \"${PROJECT_BINARY_DIR}/${pc}.pc\" @ONLY)")
+  install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
+endforeach()

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -56,13 +55,6 @@ static int prepare_dir(const char *dir) {
     return 0;
 }
 
-static fl_memory_method_t memory_method_from_env(void) {
-    const char *m = getenv("FAULTLINE_MEMORY_METHOD");
-    if (m && strcmp(m, "pipe") == 0) return FL_MEMORY_PIPE;
-    if (m && strcmp(m, "vm_readv") == 0) return FL_MEMORY_VM_READV;
-    return FL_MEMORY_NONE;
-}
-
 static void close_fds(void) {
     fl_crash_config_t *c = &fl_crash_config;
     for (int i = 0; i < FL_RESERVE_FDS; i++) {
@@ -93,33 +85,18 @@ int fl_install(const fl_options *opts) {
     const char *stage = getenv("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
 
-    if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0 ||
-        (e = fl_frames_prepare()) != 0)
-        goto fail;
-    fl_strlcpy(c->process_path, fl_elf_exe_path(), sizeof c->process_path);
     for (int i = 0; i < FL_RESERVE_FDS; i++) c->reserve_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    fl_crash_altstacks_prepare();
-    if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) goto fail;
-    if ((e = fl_threads_install()) != 0) goto fail;
-    /* Threads that already run get their stack through the capture signal's handler. */
-    fl_threads_offer_altstacks(FL_OFFER_WAIT_NS);
-    if ((e = fl_crash_handlers_install()) != 0) {
-        fl_threads_uninstall();
-        goto fail;
+    if ((e = fl_crash_platform_install()) != 0) {
+        close_fds();
+        return e;
     }
-    fl_crash_altstacks_auto(true);
     g_installed = true;
     return 0;
-fail:
-    close_fds();
-    return e;
 }
 
 void fl_uninstall(void) {
     if (!g_installed) return;
-    fl_crash_altstacks_auto(false);
-    fl_crash_handlers_uninstall();
-    fl_threads_uninstall();
+    fl_crash_platform_uninstall();
     close_fds();
     g_installed = false;
 }

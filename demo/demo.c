@@ -19,6 +19,9 @@
 #define DEMO_NOINLINE __attribute__((noinline, noclone))
 #endif
 
+/* Names the calling thread (demo_thread_<platform>.c: the pthread_setname_np calls differ). */
+void demo_name_this_thread(const char *name);
+
 struct demo_request {
     unsigned id;
     const char *method;
@@ -63,7 +66,7 @@ static DEMO_NOINLINE void demo_wait_for_work(void) {
 }
 static DEMO_NOINLINE void *demo_worker(void *arg) {
     (void)arg;
-    pthread_setname_np(pthread_self(), "demo-worker");
+    demo_name_this_thread("demo-worker");
     demo_wait_for_work();
     return NULL;
 }

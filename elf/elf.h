@@ -4,44 +4,12 @@
 #define FAULTLINE_ELF_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/base.h"
 
-#define FL_BUILD_ID_MAX 32u
-#define FL_IMAGE_PATH_MAX 512u
-#define FL_IMAGES_MAX 2048u
-
-enum { /* values equal faultline.Image.BuildIdKind in proto/faultline.proto */
-    FL_BUILD_ID_NONE = 0,
-    FL_BUILD_ID_GNU = 1,
-    FL_BUILD_ID_TEXT_HASH = 2,
-    FL_BUILD_ID_MACHO_UUID = 3
-};
-
-/* One loaded image as found in memory. */
-typedef struct fl_image {
-    uint64_t slide;        /* load bias: runtime address = file vaddr + slide */
-    uint64_t start, end;   /* lowest PT_LOAD start .. highest PT_LOAD end (runtime) */
-    uint64_t text_start, text_end; /* lowest/highest end of the executable PT_LOADs (runtime) */
-    uint64_t phdr_addr;    /* runtime address of the program headers (0 if unknown) */
-    uint64_t eh_frame_hdr; /* runtime address of PT_GNU_EH_FRAME (0 if none) */
-    uint64_t eh_frame_hdr_size;
-    uint16_t phnum;
-    uint8_t build_id_len;
-    uint8_t build_id_kind; /* FL_BUILD_ID_* */
-    uint8_t build_id[FL_BUILD_ID_MAX];
-    bool is_main, is_vdso;
-    bool path_truncated;
-    char path[FL_IMAGE_PATH_MAX];
-} fl_image_t;
-
-typedef struct fl_image_list {
-    fl_image_t image[FL_IMAGES_MAX];
-    unsigned count;
-    bool truncated;    /* more images than FL_IMAGES_MAX */
-    bool inconsistent; /* the loader's list was being changed (r_state != RT_CONSISTENT) */
-} fl_image_list_t;
+/* The image model (fl_image_t, fl_image_list_t, FL_BUILD_ID_*) is platform-neutral: base/base.h. */
 
 /* Records, at install time, what the crash-time collector needs and must not look up then:
  * the address of the loader's r_debug (from the executable's DT_DEBUG, else &_r_debug), the
@@ -83,12 +51,6 @@ int fl_elf_notes_build_id(const fl_reader_t *r, uint64_t addr, uint64_t size, ui
  * into id[i % 16]. FL_EFAULT if any of them is unreadable, FL_ENOTFOUND if len is 0. */
 int fl_elf_text_hash(const fl_reader_t *r, uint64_t addr, uint64_t len, uint8_t id[16]);
 
-/* The image whose [start, end) holds addr, or NULL. AS-SAFE. */
-const fl_image_t *fl_elf_images_find(const fl_image_list_t *list, uint64_t addr);
-
-/* True when addr lies in an executable segment of some image. AS-SAFE. */
-bool fl_elf_images_is_text(const fl_image_list_t *list, uint64_t addr);
-
 /* ---- ELF files on disk (NOT AS-SAFE: allocate and use stdio/mmap) ---- */
 
 typedef struct fl_elf_file fl_elf_file_t;
@@ -109,5 +71,21 @@ int fl_elf_file_symbolize(fl_elf_file_t *f, uint64_t vaddr, const char **name, u
 unsigned fl_elf_file_machine(const fl_elf_file_t *f);
 /* The .gnu_debuglink file name, or NULL. */
 const char *fl_elf_file_debuglink(const fl_elf_file_t *f);
+/* Program header i (0 <= i < count) of type PT_LOAD: its vaddr, memsz, file offset, filesz and
+ * p_flags (PF_R 4, PF_W 2, PF_X 1). FL_ENOTFOUND for other types or i out of range. */
+unsigned fl_elf_file_phnum(const fl_elf_file_t *f);
+int fl_elf_file_load_segment(const fl_elf_file_t *f, unsigned i, uint64_t *vaddr, uint64_t *memsz,
+                             uint64_t *offset, uint64_t *filesz, uint32_t *flags);
+/* Symbols the symbolizer uses (after merging aliases), building the index if needed; negative
+ * FL_E* if it cannot be built. */
+long fl_elf_file_symbol_count(fl_elf_file_t *f);
+/* Symbol i (0 <= i < fl_elf_file_symbol_count) of that index, in ascending address order: its
+ * file address, size (0: unknown) and name (into the mapping). FL_ENOTFOUND past the end. */
+int fl_elf_file_symbol(fl_elf_file_t *f, size_t i, uint64_t *addr, uint64_t *size,
+                       const char **name);
+/* Whether a section of that name with contents (not SHT_NOBITS) exists. */
+bool fl_elf_file_has_section(const fl_elf_file_t *f, const char *name);
+/* The CRC32 stored after the .gnu_debuglink name. FL_ENOTFOUND without a (well-formed) link. */
+int fl_elf_file_debuglink_crc(const fl_elf_file_t *f, uint32_t *crc);
 
 #endif

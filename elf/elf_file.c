@@ -24,6 +24,7 @@ struct fl_elf_file {
     uint64_t phoff, phnum;
     uint64_t shoff, shnum, shstrndx; /* shnum 0 when there is no section table */
     const char *debuglink;
+    uint64_t debuglink_size; /* bytes of the section from debuglink on */
     bool syms_built;
     fl_elf_sym_t *syms;
     size_t nsyms;
@@ -99,6 +100,7 @@ static int validate(fl_elf_file_t *f) {
             (name = section_name(f, &sh)) && strcmp(name, ".gnu_debuglink") == 0) {
             /* Contents: the file name, NUL, padding, a CRC32; str_at checks the NUL. */
             f->debuglink = str_at(f, &sh, 0);
+            f->debuglink_size = sh.sh_size;
             break;
         }
     }
@@ -148,6 +150,20 @@ void fl_elf_file_close(fl_elf_file_t *f) {
 unsigned fl_elf_file_machine(const fl_elf_file_t *f) { return f->machine; }
 
 const char *fl_elf_file_debuglink(const fl_elf_file_t *f) { return f->debuglink; }
+
+unsigned fl_elf_file_phnum(const fl_elf_file_t *f) { return (unsigned)f->phnum; }
+
+int fl_elf_file_load_segment(const fl_elf_file_t *f, unsigned i, uint64_t *vaddr, uint64_t *memsz,
+                             uint64_t *offset, uint64_t *filesz, uint32_t *flags) {
+    Elf64_Phdr ph;
+    if (!get_phdr(f, i, &ph) || ph.p_type != PT_LOAD) return FL_ENOTFOUND;
+    *vaddr = ph.p_vaddr;
+    *memsz = ph.p_memsz;
+    *offset = ph.p_offset;
+    *filesz = ph.p_filesz;
+    *flags = ph.p_flags;
+    return 0;
+}
 
 int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsigned *len) {
     /* Program headers first (what the loader maps, hence what the memory side sees), then
@@ -247,6 +263,46 @@ static int build_index(fl_elf_file_t *f) {
     for (size_t r = 1; r < f->nsyms; r++)
         if (f->syms[r].addr != f->syms[w - 1].addr) f->syms[w++] = f->syms[r];
     f->nsyms = w;
+    return 0;
+}
+
+long fl_elf_file_symbol_count(fl_elf_file_t *f) {
+    if (!f->syms_built) {
+        int e = build_index(f);
+        if (e) return e;
+    }
+    return (long)f->nsyms;
+}
+
+int fl_elf_file_symbol(fl_elf_file_t *f, size_t i, uint64_t *addr, uint64_t *size,
+                       const char **name) {
+    long n = fl_elf_file_symbol_count(f);
+    if (n < 0) return (int)n;
+    if (i >= (size_t)n) return FL_ENOTFOUND;
+    *addr = f->syms[i].addr;
+    *size = f->syms[i].size;
+    *name = f->syms[i].name;
+    return 0;
+}
+
+bool fl_elf_file_has_section(const fl_elf_file_t *f, const char *name) {
+    for (uint64_t i = 0; i < f->shnum; i++) {
+        Elf64_Shdr sh;
+        const char *n;
+        if (get_shdr(f, i, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
+            (n = section_name(f, &sh)) && strcmp(n, name) == 0)
+            return true;
+    }
+    return false;
+}
+
+int fl_elf_file_debuglink_crc(const fl_elf_file_t *f, uint32_t *crc) {
+    if (!f->debuglink) return FL_ENOTFOUND;
+    /* The name, its NUL, padding to 4 bytes, then the CRC in the file's byte order (LE here). */
+    uint64_t at = (strlen(f->debuglink) + 1 + 3) & ~(uint64_t)3;
+    if (at + 4 > f->debuglink_size) return FL_ENOTFOUND;
+    const uint8_t *p = (const uint8_t *)f->debuglink + at;
+    *crc = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
     return 0;
 }
 

@@ -138,21 +138,3 @@ int fl_elf_image_from_phdrs(const fl_reader_t *mem, uint64_t phdr_addr, unsigned
     }
     return 0;
 }
-
-const fl_image_t *fl_elf_images_find(const fl_image_list_t *list, uint64_t addr) {
-    unsigned n = list->count < FL_IMAGES_MAX ? list->count : FL_IMAGES_MAX;
-    for (unsigned i = 0; i < n; i++) {
-        const fl_image_t *img = &list->image[i];
-        if (addr >= img->start && addr < img->end) return img;
-    }
-    return 0;
-}
-
-bool fl_elf_images_is_text(const fl_image_list_t *list, uint64_t addr) {
-    unsigned n = list->count < FL_IMAGES_MAX ? list->count : FL_IMAGES_MAX;
-    for (unsigned i = 0; i < n; i++) {
-        const fl_image_t *img = &list->image[i];
-        if (addr >= img->text_start && addr < img->text_end) return true;
-    }
-    return false;
-}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* frames: register sets and stack walking (CFI via LLVM libunwind, frame pointers, link register). */
+/* frames: register sets and stack walking (unwind tables, frame pointers, link register). */
 #ifndef FAULTLINE_FRAMES_H
 #define FAULTLINE_FRAMES_H
 
@@ -7,7 +7,6 @@
 #include <stdint.h>
 
 #include "base/base.h"
-#include "elf/elf.h"
 
 /* ---- Register sets (one *_x86_64.c / *_arm64.c per architecture) ---- */
 
@@ -25,6 +24,11 @@ uint64_t fl_regs_sp(const fl_regs_t *r);          /* AS-SAFE */
 uint64_t fl_regs_fp(const fl_regs_t *r);          /* AS-SAFE */
 /* Fills r from a signal handler's ucontext_t. AS-SAFE. */
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext);
+/* Darwin: fills r with thread_get_state of the Mach thread `thread` (a thread_act_t), which must
+ * not be the caller and should be suspended or blocked in the kernel (an exception). On x86_64
+ * err/trapno/cr2 come from the exception state. 0, or FL_EIO if the kernel refused (the thread is
+ * gone). AS-SAFE (Mach calls only). */
+int fl_regs_from_mach_thread(fl_regs_t *r, uint32_t thread);
 /* Fills r with the registers of the function that calls it, as they are just after the call
  * returns (pc = the return address, sp = the caller's). The caller's frame must stay live while
  * r is used, so call it from the function whose stack is to be walked. Only the general registers
@@ -63,9 +67,9 @@ typedef struct fl_frame {
 /* What a walk may look at. All memory is read through `mem`. */
 typedef struct fl_walk_env {
     const fl_reader_t *mem;
-    const fl_image_list_t *images; /* executable ranges; unwind tables for the CFI stepper */
+    const fl_image_list_t *images; /* executable ranges; unwind tables for the table stepper */
     uint64_t stack_lo, stack_hi;   /* the thread's stack mapping; 0,0 = unknown */
-    bool use_cfi;                  /* try LLVM libunwind where frame pointers cannot be trusted */
+    bool use_cfi;                  /* try the unwind tables (fl_frames_walk, step 1) */
 } fl_walk_env_t;
 
 typedef struct fl_walk_result {
@@ -74,15 +78,17 @@ typedef struct fl_walk_result {
     const char *stop_reason; /* static string: why the walk ended */
 } fl_walk_result_t;
 
-/* Prepares the CFI stepper at install time (first-use initialisation inside LLVM libunwind,
- * a dry run of one step). NOT AS-SAFE. */
+/* Prepares the unwind-table stepper at install time (Linux: first-use initialisation inside LLVM
+ * libunwind, a dry run of one step; Darwin: nothing to prepare). NOT AS-SAFE. */
 int fl_frames_prepare(void);
 
 /* Walks the stack described by `regs` into out[0..max). Frame 0 is the context's pc. Each step
  * is taken by the first stepper that gives a plausible caller (caller sp above the callee's,
  * inside the stack, return address inside an executable segment):
- *   1. CFI: LLVM libunwind over the images' .eh_frame_hdr (exact even in code without frame
- *      pointers, in prologues and in leaf functions);
+ *   1. the unwind tables (method CFI). Linux: DWARF CFI, LLVM libunwind over the images'
+ *      .eh_frame_hdr (exact even in code without frame pointers, in prologues and in leaf
+ *      functions). Darwin: compact unwind from each image's __unwind_info (exact at call sites;
+ *      functions whose entry says DWARF fall through to the next steppers);
  *   2. the frame-pointer record, under the same trust checks (code without unwind tables);
  *   3. the link register (arm64, frame 0 only).
  * Why CFI before frame pointers on Linux: see docs/unwinding.md (a frame-pointer chain through
@@ -91,7 +97,8 @@ int fl_frames_prepare(void);
 int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
                    fl_walk_result_t *res);
 
-/* Frame-pointer-only walk (the trust checks, no CFI); for tests and benchmarks. AS-SAFE. */
+/* Frame-pointer-only walk (the trust checks, no CFI); for tests and benchmarks. Return addresses
+ * lose their pointer-authentication bits in both walks. AS-SAFE. */
 int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out,
                       unsigned max, fl_walk_result_t *res);
 

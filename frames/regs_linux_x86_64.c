@@ -3,7 +3,7 @@
 #include <sys/ucontext.h>
 
 #include "frames/frames.h"
-#include "frames/unwind_internal.h"
+#include "frames/cfi_linux.h"
 
 /* The first 21 entries follow LLVM libunwind's unw_context_t layout on x86_64 (Registers_x86_64
  * GPRs), so a register set seeds a libunwind cursor by copy. */

@@ -5,7 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
-#include "frames/unwind_internal.h"
+#include "frames/cfi_linux.h"
 
 /* Each shim replaces one libc symbol inside fl_unwind_private.o only (see
  * cmake/privatize-libunwind.sh); the application's own calls are untouched. */

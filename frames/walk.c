@@ -1,10 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The stack walker: an ordered list of steppers (CFI, frame pointer, function entry), each
  * producing a caller that must pass the same plausibility checks. */
-/* Order, per step: CFI, then (frame 0 with pc outside code) the return address on top of the
- * stack, then the frame-pointer record, then a bounded scan for a return address. */
-#include <signal.h>
-
+/* Order, per step: the unwind tables (CFI), then (frame 0 with pc outside code) the return address
+ * on top of the stack, then the frame-pointer record, then a bounded scan for a return address. */
 #include "frames/unwind_internal.h"
 
 static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
@@ -16,7 +14,18 @@ static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
  * and it returns into executable code of a loaded image. */
 static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
     if (caller_sp <= sp || !in_stack(env, caller_sp - 1)) return false;
-    return env->images ? fl_elf_images_is_text(env->images, caller_pc) : caller_pc != 0;
+    return env->images ? fl_images_is_text(env->images, caller_pc) : caller_pc != 0;
+}
+
+/* The same for the step out of frame 0 by its unwind tables or its entry state, which may also
+ * leave sp where it is: on arm64 a leaf without a frame (or a function stopped on its first
+ * instruction) has its return address in lr and shares its caller's sp. A call on x86_64 always
+ * pushes the return address, so there a correct step never gives an equal sp. Only frame 0 may:
+ * every later step still raises sp, so no cycle can form. */
+static bool plausible_from_frame0(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
+                                  uint64_t caller_sp) {
+    return plausible(env, sp, caller_pc, caller_sp) ||
+           (caller_sp == sp && plausible(env, sp - 1, caller_pc, caller_sp));
 }
 
 /* One frame-pointer step: the record {caller fp, return address} lies at fp on x86_64 and arm64
@@ -28,7 +37,7 @@ static int fp_record(const fl_walk_env_t *env, uint64_t sp, uint64_t fp, uint64_
     if (fp < sp || (fp & 7) || !in_stack(env, fp) || fl_read(env->mem, fp, rec, sizeof rec))
         return FL_EBADDATA;
     *cfp = rec[0];
-    *cpc = rec[1];
+    *cpc = fl_unwind_strip_pac(rec[1]);
     *csp = fp + 16;
     return 0;
 }
@@ -59,7 +68,7 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
                 if (fl_read(env->mem, slot, words, 8)) return FL_ENOTFOUND;
             }
         }
-        v = words[i - base];
+        v = fl_unwind_strip_pac(words[i - base]);
         if (!plausible(env, sp, v, slot + 8) || !fl_unwind_arch_is_return_address(env->mem, v))
             continue;
         /* A callee with a frame record pushed the caller's frame pointer right below the slot. */
@@ -77,12 +86,6 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
     if (!env->use_cfi) return fl_frames_walk_fp(env, start, out, max, res);
     fl_regs_t r = *start;
     fl_cfi_cursor_t cfi;
-    cfi.valid = false;
-    cfi.exact_pc = true;
-    cfi.faulted = false;
-    cfi.tid = (int)fl_sys_gettid();
-    sigset_t mask; /* restored if a CFI step faulted (see FL_GUARD_ENTER) */
-    sigprocmask(SIG_SETMASK, NULL, &mask);
     res->count = 0;
     res->truncated = false;
     res->stop_reason = "end of stack";
@@ -90,17 +93,19 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
         res->truncated = true;
         return 0;
     }
-    fl_unwind_shims_set_images(env->images);
+    fl_cfi_begin(&cfi, env);
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
     res->count = 1;
-    /* Bounded by max; every accepted step strictly raises sp, so no cycle survives either. */
+    /* Bounded by max; every accepted step after frame 0's strictly raises sp, so no cycle
+     * survives either. */
     while (res->count < max) {
         uint64_t sp = fl_regs_sp(&r), pc = fl_regs_pc(&r);
         uint32_t method = FL_FRAME_UNKNOWN;
         fl_regs_t next = r;
         int cfi_ret = -1;
         if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
-                   plausible(env, sp, fl_regs_pc(&next), fl_regs_sp(&next))) {
+            (res->count == 1 ? plausible_from_frame0 : plausible)(env, sp, fl_regs_pc(&next),
+                                                                  fl_regs_sp(&next))) {
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {
             res->stop_reason = "end of stack (outermost frame)";
@@ -109,11 +114,11 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
             cfi.valid = false;
             next = r;
             uint64_t cpc, csp;
-            if (res->count == 1 && env->images && !fl_elf_images_is_text(env->images, pc) &&
+            if (res->count == 1 && env->images && !fl_images_is_text(env->images, pc) &&
                 fl_unwind_arch_entry_step(env->mem, &r, &cpc, &csp) == 0 &&
-                plausible(env, sp, cpc, csp)) {
-                /* pc outside any code (a call through a bad pointer): the call just pushed the
-                 * return address, so the caller is on top of the stack. */
+                plausible_from_frame0(env, sp, cpc, csp)) {
+                /* pc outside any code (a call through a bad pointer): the call just left the
+                 * return address on top of the stack (x86_64) or in lr (arm64). */
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
                 method = FL_FRAME_SCAN;
             } else if (fp_step(env, &next) == 0) {
@@ -134,8 +139,7 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
         res->truncated = true;
         res->stop_reason = "frame limit reached";
     }
-    fl_unwind_shims_set_images(NULL);
-    if (cfi.faulted) sigprocmask(SIG_SETMASK, &mask, NULL);
+    fl_cfi_end(&cfi);
     return 0;
 }
 
@@ -155,7 +159,7 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
         if (fp_record(env, sp, fp, &cfp, &cpc, &csp)) break;
         if (csp <= sp || !in_stack(env, csp - 1)) break;
         if (cpc < text_lo || cpc >= text_hi) {
-            const fl_image_t *img = env->images ? fl_elf_images_find(env->images, cpc) : NULL;
+            const fl_image_t *img = env->images ? fl_images_find(env->images, cpc) : NULL;
             if (!img || cpc < img->text_start || cpc >= img->text_end) {
                 if (env->images || !cpc) break;
             } else {

@@ -113,12 +113,13 @@ int fl_macho_image_sections(const fl_macho_image_t *img,
 /* ---- Symbols ---- */
 
 /* Resolves an unslid address to the nearest preceding defined symbol: nlist entries that are not
- * stabs (N_STAB), are of type N_SECT and lie in the same section as vmaddr. When LC_FUNCTION_STARTS
- * shows a function starting after that symbol and at or before vmaddr, the address belongs to an
- * unnamed (stripped) function: FL_ENOTFOUND rather than a wrong name. Copies the symbol's name as
- * stored (with the leading '_' of C names) into name[cap] (cut, terminated) and sets *sym_vmaddr.
- * FL_ENOTFOUND if no symbol, FL_EBADDATA on a malformed table. A linear scan, bounded by
- * FL_MACHO_NSYMS_MAX: the crash path's way. AS-SAFE. */
+ * stabs (N_STAB), are of type N_SECT and lie in the same section as vmaddr (n_sect names it and
+ * n_value is inside it); among symbols at one address, the first in the table. When
+ * LC_FUNCTION_STARTS shows a function starting after that symbol and at or before vmaddr, the
+ * address belongs to an unnamed (stripped) function: FL_ENOTFOUND rather than a wrong name.
+ * Copies the symbol's name as stored (with the leading '_' of C names) into name[cap] (cut,
+ * terminated) and sets *sym_vmaddr. FL_ENOTFOUND if no symbol, FL_EBADDATA on a malformed table.
+ * A linear scan, bounded by FL_MACHO_NSYMS_MAX: the crash path's way. AS-SAFE. */
 int fl_macho_symbol_find(const fl_macho_image_t *img, uint64_t vmaddr, char *name, size_t cap,
                          uint64_t *sym_vmaddr);
 
@@ -127,11 +128,23 @@ int fl_macho_symbol_find(const fl_macho_image_t *img, uint64_t vmaddr, char *nam
  * as they do. NOT AS-SAFE (allocates). */
 typedef struct fl_macho_symindex fl_macho_symindex_t;
 int fl_macho_symindex_build(const fl_macho_image_t *img, fl_macho_symindex_t **out);
-/* Count of symbols in the index (defined N_SECT, non-stab). NOT AS-SAFE. */
+/* Count of symbols in the index (defined N_SECT, non-stab, inside their section). NOT AS-SAFE. */
 size_t fl_macho_symindex_count(const fl_macho_symindex_t *ix);
 int fl_macho_symindex_find(const fl_macho_symindex_t *ix, uint64_t vmaddr, const char **name,
                            uint64_t *sym_vmaddr);
 void fl_macho_symindex_free(fl_macho_symindex_t *ix);
+
+/* Helpers shared by the scan and the index. nlist_64 entries are 16 bytes: n_strx (u32), n_type,
+ * n_sect (u8), n_desc (u16), n_value (u64). A symbol counts when its n_type is not a stab
+ * (N_STAB 0xe0) and its type (N_TYPE 0x0e) is N_SECT (0x0e), values of <mach-o/nlist.h>. */
+#define FL_MACHO_NLIST_SIZE 16u
+static inline bool fl_macho_nlist_defined(uint8_t n_type) {
+    return (n_type & 0xe0u) == 0 && (n_type & 0x0eu) == 0x0eu;
+}
+/* The section holding vmaddr: the first in load-command order whose [vmaddr, vmaddr+size) does,
+ * as its 1-based ordinal (what nlist's n_sect counts) and start. FL_ENOTFOUND if none. AS-SAFE. */
+int fl_macho_symbol_section(const fl_macho_image_t *img, uint64_t vmaddr, unsigned *ordinal,
+                            uint64_t *sect_vmaddr);
 
 /* Calls fn with each function start (unslid vmaddr) from LC_FUNCTION_STARTS, ascending, until fn
  * returns nonzero. FL_ENOTFOUND if the image has none. Bounded by the table's size. AS-SAFE if
@@ -182,7 +195,7 @@ enum {
     FL_MACHO_RULE_STACK_IND,     /* x86_64 STACK_IND: stack size read from the function's code */
     FL_MACHO_RULE_DWARF          /* described by the FDE at dwarf_offset in __eh_frame */
 };
-#define FL_MACHO_RULE_REGS_MAX 12u
+#define FL_MACHO_RULE_REGS_MAX 18u /* arm64 FRAME: five x pairs and four d pairs */
 #define FL_MACHO_REG_X86_64_RIP 16u
 #define FL_MACHO_REG_ARM64_SP 31u
 #define FL_MACHO_REG_ARM64_PC 32u
@@ -197,8 +210,8 @@ typedef struct fl_macho_unwind_rule {
     uint32_t dwarf_offset;                    /* DWARF */
     unsigned nregs;      /* saved registers, with the offset of each slot: */
     uint8_t reg[FL_MACHO_RULE_REGS_MAX];
-    int32_t reg_offset[FL_MACHO_RULE_REGS_MAX]; /* FRAME: from the fp; FRAMELESS: from the
-                                                 * caller's sp (the CFA) */
+    int32_t reg_offset[FL_MACHO_RULE_REGS_MAX]; /* FRAME: from the fp; FRAMELESS, STACK_IND:
+                                                 * from the caller's sp (the CFA) */
 } fl_macho_unwind_rule_t;
 
 /* Decodes an encoding for an architecture. FL_EBADDATA for an encoding that is invalid (an
@@ -222,9 +235,33 @@ typedef struct fl_macho_regs {
  * the stack through `stack`: the caller's pc, sp, fp and every register the rule restores are set
  * and marked valid; volatile registers are marked invalid. arm64 FRAMELESS takes the return
  * address from lr (x30). Pointer-authentication bits are not stripped here (frames/ does it).
- * FL_ENOSYS for NONE and DWARF rules (the caller tries another stepper), FL_EFAULT if memory
- * cannot be read, FL_EBADDATA if the result cannot be a caller (sp not rising). AS-SAFE. */
+ * func_start must be the function's own start (LC_FUNCTION_STARTS or a symbol), not its entry's:
+ * linkers (zig's) merge adjacent functions with equal encodings into one entry, and STACK_IND
+ * offsets are from the function. FL_ENOSYS for NONE and DWARF rules (the caller tries another
+ * stepper), FL_EFAULT if memory cannot be read, FL_EBADDATA if the result cannot be a caller
+ * (sp not rising), FL_EINVAL if a register the rule needs (sp; fp for FRAME; lr for arm64
+ * FRAMELESS) is not valid or STACK_IND has no code reader. On failure regs is unchanged.
+ * AS-SAFE. */
 int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
                          uint64_t func_start, const fl_reader_t *stack, fl_macho_regs_t *regs);
+
+/* ---- The live process's images (Darwin only: images_darwin.c) ---- */
+
+/* Records, at install time, what the crash-time collector must not look up then: the address of
+ * dyld's all-image-infos (task_info TASK_DYLD_INFO), the main executable's header and path.
+ * Calls fl_memory_init(FL_MEMORY_NONE) if no reader was chosen yet. NOT AS-SAFE. */
+int fl_macho_images_prepare(void);
+
+/* The executable's path as fl_macho_images_prepare found it ("" before). AS-SAFE. */
+const char *fl_macho_exe_path(void);
+
+/* Collects every loaded image from dyld's all-image-infos through `mem`, without dyld's lock:
+ * each infoArray entry, then dyld itself, parsed with fl_macho_image_init (loaded) into the
+ * platform-neutral model: __TEXT as start/end and text range, slide, LC_UUID as the build id
+ * (FL_BUILD_ID_MACHO_UUID), __unwind_info, cputype. While dyld updates the list (infoArray NULL,
+ * or its change timestamp moving during the walk) out->inconsistent is set, and with no list the
+ * executable recorded at install and dyld are listed. An image whose header does not parse keeps
+ * its path and header address (start = end = header). Bounded by FL_IMAGES_MAX. AS-SAFE. */
+int fl_macho_images_collect(const fl_reader_t *mem, fl_image_list_t *out);
 
 #endif

@@ -87,6 +87,14 @@ typedef struct fl_report_signal {
     bool has_address;
 } fl_report_signal_t;
 
+/* A Mach exception (Darwin's exception server): its type and codes as received. */
+#define FL_REPORT_MACH_CODES_MAX 4u
+typedef struct fl_report_mach_exception {
+    int type;             /* exception_type_t */
+    unsigned code_count;  /* codes used (the message's codeCnt, at most FL_REPORT_MACH_CODES_MAX) */
+    uint64_t codes[FL_REPORT_MACH_CODES_MAX];
+} fl_report_mach_exception_t;
+
 /* What a reader accepts in one thread (more is damage): register values, and frames (more are
  * cut to this many, frames_truncated set). FL_MAX_FRAMES_LIMIT caps the writer to the same. */
 #define FL_REPORT_REGS_MAX 256u
@@ -116,6 +124,9 @@ int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16]
  * registers; methods above 15 as 0): see docs/report-format.md. */
 void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h);   /* AS-SAFE */
 void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);   /* AS-SAFE */
+/* Report.mach_exception, with the type's name ("EXC_BAD_ACCESS") and, where code[0] is a
+ * kern_return_t or a machine code with a name, that name. Portable: the values are Mach's ABI. */
+void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e); /* AS-SAFE */
 void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t);   /* AS-SAFE */
 /* threads_total: how many threads the process had (the report lists at most max_threads);
  * nothing is written for 0. AS-SAFE. */
@@ -132,9 +143,15 @@ int fl_report_writer_finish(fl_report_writer_t *w);
  * decode its complete prefix. For a capture that cannot go on (a fault in the handler). AS-SAFE. */
 int fl_report_writer_abandon(fl_report_writer_t *w);
 
-/* Signal and si_code names ("SIGSEGV", "SEGV_MAPERR"); "" when unknown. AS-SAFE. */
+/* Signal and si_code names ("SIGSEGV", "SEGV_MAPERR") of the platform the library runs on
+ * (signals_<platform>.c); "" when unknown. AS-SAFE. */
 const char *fl_signal_name(int sig);
 const char *fl_signal_code_name(int sig, int code);
+/* Mach exception names ("EXC_BAD_ACCESS") and the name of an exception's code[0] on `arch`
+ * (FL_REGS_ARCH_*: "KERN_INVALID_ADDRESS", "EXC_ARM_DA_ALIGN", "EXC_I386_GPFLT", ...); "" when
+ * unknown. The values are Mach's ABI, so these work on any platform (mach_names.c). AS-SAFE. */
+const char *fl_mach_exception_name(int type);
+const char *fl_mach_exception_code_name(int arch, int type, uint64_t code0);
 
 /* ---- Reading reports (NOT AS-SAFE) ---- */
 
@@ -155,5 +172,30 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
 /* Reads and decodes a report file; errors as fl_report_decode plus FL_EIO. */
 int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated);
 void fl_report_free(struct Faultline__Report *r);
+
+/* ---- The report store's files (NOT AS-SAFE) ---- */
+
+/* "faultline-<anything>" FL_REPORT_SUFFIX: the name of a finished report. */
+bool fl_report_is_name(const char *name);
+
+/* What the start of a report file says, without reading all of it. */
+typedef struct fl_report_peek {
+    bool has_header;        /* false: the file ends (or is damaged) before its header */
+    uint8_t id[16];
+    uint64_t time_unix_ns;
+    int32_t pid;
+    int kind;
+    int signal;             /* Signal.number, 0 if none (or it lies beyond the peek) */
+    char hostname[256];
+} fl_report_peek_t;
+
+/* Decodes the header (and the signal) from the first 8 KiB of name in dirfd (O_NOFOLLOW).
+ * 0 (has_header tells whether there is one), FL_EIO (errno), or fl_report_decode's error. */
+int fl_report_peek(int dirfd, const char *name, fl_report_peek_t *out);
+
+/* Remembers, for fl_last_crash, that the report p describes (if a crash not yet told) is
+ * leaving the pending set: deleted, pruned or quarantined. Call before it leaves. Waits at
+ * most 1 s for the state lock; 0, FL_EBUSY, FL_EIO. */
+int fl_report_state_note_removed(int dirfd, const fl_report_peek_t *p);
 
 #endif

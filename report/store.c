@@ -21,27 +21,49 @@ typedef struct entry {
     uint64_t time_ns;
 } entry_t;
 
-static bool is_report_name(const char *n) {
+bool fl_report_is_name(const char *n) {
     size_t len = strlen(n), pl = strlen(NAME_PREFIX), sl = strlen(FL_REPORT_SUFFIX);
     return len > pl + sl && strncmp(n, NAME_PREFIX, pl) == 0 &&
            strcmp(n + len - sl, FL_REPORT_SUFFIX) == 0;
 }
 
-/* The capture time from the report's header, or 0 when it cannot be had from the file's start. */
-static uint64_t header_time(int dirfd, const char *name) {
+int fl_report_peek(int dirfd, const char *name, fl_report_peek_t *out) {
+    memset(out, 0, sizeof *out);
     int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return FL_EIO;
     uint8_t buf[HEADER_PEEK];
     ssize_t n = pread(fd, buf, sizeof buf, 0);
+    int saved = errno;
     close(fd);
+    if (n < 0) {
+        errno = saved;
+        return FL_EIO;
+    }
     Faultline__Report *r;
     bool truncated;
-    if (n <= 0 || fl_report_decode(buf, (size_t)n, &r, &truncated) != 0)
-        return 0;
-    uint64_t t = r->header ? r->header->time_unix_ns : 0;
+    int err = fl_report_decode(buf, (size_t)n, &r, &truncated);
+    if (err)
+        return err;
+    const Faultline__Header *h = r->header;
+    if (h && h->report_id.len == sizeof out->id) {
+        out->has_header = true;
+        memcpy(out->id, h->report_id.data, sizeof out->id);
+        out->time_unix_ns = h->time_unix_ns;
+        out->pid = h->pid;
+        out->kind = h->kind;
+        snprintf(out->hostname, sizeof out->hostname, "%s", h->hostname ? h->hostname : "");
+    }
+    if (r->signal)
+        out->signal = r->signal->number;
     fl_report_free(r);
-    return t;
+    return 0;
+}
+
+/* The capture time from the report's header, or 0 when it cannot be had from the file's start. */
+static uint64_t header_time(int dirfd, const char *name) {
+    fl_report_peek_t p;
+    return fl_report_peek(dirfd, name, &p) == 0 && p.has_header ? p.time_unix_ns : 0;
 }
 
 static int entry_cmp(const void *a, const void *b) {
@@ -66,7 +88,7 @@ int fl_list_reports(const char *report_dir, char ***paths, size_t *count) {
     struct dirent *de;
     while (!err && (de = readdir(d)) != NULL) {
         struct stat st;
-        if (!is_report_name(de->d_name) ||
+        if (!fl_report_is_name(de->d_name) ||
             fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode))
             continue;
         if (n == cap) {
@@ -85,7 +107,7 @@ int fl_list_reports(const char *report_dir, char ***paths, size_t *count) {
         }
         uint64_t t = header_time(dirfd(d), de->d_name);
         if (!t) /* no readable header: fall back to the file's modification time */
-            t = (uint64_t)st.st_mtim.tv_sec * 1000000000u + (uint64_t)st.st_mtim.tv_nsec;
+            t = (uint64_t)st.st_mtime * 1000000000u; /* whole seconds: st_mtim is not on Darwin */
         v[n++] = (entry_t){p, t};
     }
     closedir(d);

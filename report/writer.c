@@ -11,7 +11,7 @@
 /* Report fields (proto/faultline.proto). */
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
-    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_COMPLETE = 15
+    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_COMPLETE = 15
 };
 /* Thread fields. */
 enum {
@@ -172,6 +172,26 @@ void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) 
     fl_pb_end(&pb);
     if (!item_flush(w, &pb))
         note_dropped(w, "signal", UINT64_MAX);
+}
+
+void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    unsigned n = e->code_count < FL_REPORT_MACH_CODES_MAX ? e->code_count : FL_REPORT_MACH_CODES_MAX;
+    fl_pb_begin(&pb, F_MACH_EXCEPTION);
+    fl_pb_sint(&pb, 1, e->type);
+    fl_pb_string(&pb, 2, fl_mach_exception_name(e->type));
+    if (n) {
+        fl_pb_begin(&pb, 3);
+        for (unsigned i = 0; i < n; i++)
+            fl_pb_packed_varint(&pb, e->codes[i]);
+        fl_pb_end(&pb);
+        fl_pb_string(&pb, 4, fl_mach_exception_code_name(fl_regs_arch(), e->type, e->codes[0]));
+    }
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "mach exception", UINT64_MAX);
 }
 
 /* Packed sint64 field of frames[i].pc - frames[i-1].pc (or sp), frame -1's value being 0, in

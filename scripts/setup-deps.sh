@@ -10,8 +10,11 @@ FL_DEPS=(
   libunwind-16-dev                       # LLVM libunwind, privatised into libfaultline
   libprotobuf-c-dev protobuf-c-compiler  # report encoding/decoding
   protobuf-compiler                      # protoc --decode, the tests' oracle
-  libcurl4-openssl-dev                   # report upload
+  libcurl4-openssl-dev zlib1g-dev        # report upload (libfaultline-upload): HTTP, gzip
   elfutils binutils llvm-14              # eu-readelf, nm/objdump, llvm-objdump/llvm-symbolizer
+  libdw-dev                              # the CLI's DWARF line tables (elfutils' libdw)
+  libc6-dbg                              # libc's debug file: symbolication tests' oracle target
+  lld-14                                 # ld64.lld-14: links the Darwin dylib (make darwin)
   python3 gdb
 )
 

@@ -106,6 +106,97 @@ struct Faultline__Report;
 FL_API int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated);
 FL_API void fl_report_free(struct Faultline__Report *report);
 
+/* ---- The report store: pending reports on the next start (all NOT AS-SAFE) ----
+ * Layout, rules and the concurrency guarantee: docs/next-start.md. */
+
+#define FL_STORE_DEFAULT_MAX_REPORTS 64u
+#define FL_STORE_DEFAULT_MAX_BYTES ((uint64_t)32 << 20)
+#define FL_STORE_DEFAULT_MAX_QUARANTINED 32u
+#define FL_STORE_DEFAULT_STALE_TMP_SECONDS 300u
+#define FL_STORE_REASON_MAX 256u /* bytes of a quarantine reason, including the NUL */
+
+typedef struct fl_store_options {
+    unsigned max_reports;       /* pending reports kept; 0 = FL_STORE_DEFAULT_MAX_REPORTS */
+    uint64_t max_bytes;         /* their total size; 0 = FL_STORE_DEFAULT_MAX_BYTES. The newest
+                                 * report is kept even when it alone is larger. */
+    unsigned max_quarantined;   /* files kept in quarantine/ (also within max_bytes);
+                                 * 0 = FL_STORE_DEFAULT_MAX_QUARANTINED */
+    unsigned stale_tmp_seconds; /* a writer's temporary file untouched this long is stale
+                                 * whoever wrote it; 0 = FL_STORE_DEFAULT_STALE_TMP_SECONDS */
+} fl_store_options;
+
+/* What fl_store_open did to the directory, and what it holds. */
+typedef struct fl_store_stats {
+    size_t pending;        /* reports listed (fl_store_count) */
+    uint64_t pending_bytes;
+    size_t truncated;      /* of those, reports cut short whose complete prefix decodes */
+    size_t quarantined;    /* reports moved to quarantine/ by this open */
+    size_t pruned;         /* oldest reports deleted to respect max_reports / max_bytes */
+    size_t tmp_recovered;  /* stale temporary files renamed into pending reports */
+    size_t tmp_in_progress; /* temporary files left alone: their writer may still be writing */
+    size_t unreadable;     /* reports left in place because they could not be read (errno) */
+    size_t quarantine_pruned; /* oldest quarantined files deleted to respect the caps */
+} fl_store_stats;
+
+typedef struct fl_store_report {
+    const char *path;       /* absolute path of the file */
+    char id[33];            /* the header's report id, 32 lowercase hex digits */
+    uint64_t time_unix_ns;  /* capture time (Header.time_unix_ns) */
+    uint64_t size;          /* bytes */
+    int kind;               /* Header.kind: 1 crash, 2 snapshot, 0 unknown */
+    int signal;             /* Signal.number, 0 if none */
+    bool truncated;         /* cut short; its complete prefix decodes (it is uploaded as is) */
+} fl_store_report;
+
+typedef struct fl_store fl_store;
+
+/* Opens the store in report_dir for exclusive maintenance and upload, without ever waiting:
+ * takes the directory's lock (<dir>/.store.lock, flock, non-blocking), then
+ *  1. renames temporary files whose writer is gone (same host and its pid is dead and the file
+ *     untouched for 5 s, or untouched for stale_tmp_seconds) into pending reports; those cut
+ *     before their header go to quarantine/;
+ *  2. lists the reports newest first, reads and decodes each: a report that does not decode, or
+ *     has no header, is moved to <dir>/quarantine/ with a <name>.reason file; a truncated report
+ *     whose header decodes stays pending (its prefix is what the crash left: it is sent);
+ *  3. deletes the oldest reports beyond max_reports / max_bytes, and the oldest quarantined
+ *     files beyond max_quarantined / max_bytes.
+ * Crash reports it deletes are remembered for fl_last_crash. The directory is not created.
+ * Returns 0 (*out holds the lock until fl_store_close), FL_EBUSY when another fl_store (in this
+ * or another process) holds it, FL_ENOTFOUND when report_dir does not exist, FL_EIO (errno),
+ * FL_ENOMEM, FL_EINVAL. stats (optional) is filled in on success. */
+FL_API int fl_store_open(const char *report_dir, const fl_store_options *opts, fl_store **out,
+                         fl_store_stats *stats);
+/* Pending reports, oldest first; index i < fl_store_count. Entries stay valid until close. */
+FL_API size_t fl_store_count(const fl_store *s);
+FL_API const fl_store_report *fl_store_get(const fl_store *s, size_t i);
+/* Reads report i's bytes as on disk (malloc'd; free()) and checks again that they decode; if
+ * they no longer do, the report is quarantined and FL_EBADDATA returned. FL_ENOTFOUND if it was
+ * removed (by fl_store_remove, or by hand), FL_EIO, FL_ERANGE (> 64 MiB), FL_ENOMEM. */
+FL_API int fl_store_read(fl_store *s, size_t i, uint8_t **data, size_t *len);
+/* Deletes report i (delivered). 0, FL_ENOTFOUND if already gone, FL_EIO. */
+FL_API int fl_store_remove(fl_store *s, size_t i);
+/* Moves report i to quarantine/ with reason (one line, cut to FL_STORE_REASON_MAX-1 bytes). */
+FL_API int fl_store_quarantine(fl_store *s, size_t i, const char *reason);
+/* Releases the lock and frees s (NULL is fine). */
+FL_API void fl_store_close(fl_store *s);
+
+/* The newest crash recorded in report_dir since the previous call: what an app asks at start
+ * to tell its user "the app crashed last time". Snapshot reports never count. */
+typedef struct fl_crash_info {
+    char id[33];            /* its report id, 32 lowercase hex digits */
+    uint64_t time_unix_ns;  /* when it crashed */
+    int signal;             /* Signal.number, 0 if the report has none */
+    unsigned count;         /* crash reports recorded since the previous call (1 or more) */
+    bool pending;           /* the report is still in the directory (not uploaded or pruned) */
+} fl_crash_info;
+
+/* Fills *out with the newest crash report captured after the one the previous call returned
+ * (whether it is still pending or was uploaded or pruned in between) and remembers it in
+ * <dir>/.state, so each crash is told once: by the first call after it, in whichever process of
+ * the app. Returns 0, FL_ENOTFOUND when no crash happened since (or report_dir does not exist),
+ * FL_EBUSY when another process kept the state locked for 1 s, FL_EIO, FL_EINVAL. */
+FL_API int fl_last_crash(const char *report_dir, fl_crash_info *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -68,14 +68,14 @@ static int g_data_var = 42;
 static void check_dladdr(const void *addr, bool want_main) {
     Dl_info di;
     CHECK(dladdr(addr, &di) != 0);
-    const fl_image_t *img = fl_elf_images_find(&g_list, (uint64_t)(uintptr_t)addr);
+    const fl_image_t *img = fl_images_find(&g_list, (uint64_t)(uintptr_t)addr);
     CHECK(img != NULL);
     if (!img) return;
     uint64_t base = (uint64_t)(uintptr_t)di.dli_fbase;
     CHECK(base >= img->start && base < img->end);
     CHECK(img->is_main == want_main);
     if (!want_main) CHECK_STREQ(img->path, di.dli_fname);
-    CHECK(fl_elf_images_is_text(&g_list, (uint64_t)(uintptr_t)addr));
+    CHECK(fl_images_is_text(&g_list, (uint64_t)(uintptr_t)addr));
 }
 
 int main(void) {
@@ -126,8 +126,8 @@ int main(void) {
         CHECK(img->build_id_kind != FL_BUILD_ID_NONE);
         CHECK(img->eh_frame_hdr == 0 ||
               (img->eh_frame_hdr >= img->start && img->eh_frame_hdr < img->end));
-        CHECK(fl_elf_images_find(&g_list, img->start) == img);
-        CHECK(fl_elf_images_find(&g_list, img->end - 1) == img);
+        CHECK(fl_images_find(&g_list, img->start) == img);
+        CHECK(fl_images_find(&g_list, img->end - 1) == img);
     }
 
     /* dladdr agrees on a function of ours, on libc's printf and on the dlopen'ed fixture. */
@@ -139,10 +139,10 @@ int main(void) {
 
     /* Not text: data, the stack, the null page. */
     int on_stack = 0;
-    CHECK(!fl_elf_images_is_text(&g_list, (uint64_t)(uintptr_t)&g_data_var));
-    CHECK(!fl_elf_images_is_text(&g_list, (uint64_t)(uintptr_t)&on_stack));
-    CHECK(fl_elf_images_find(&g_list, 16) == NULL);
-    CHECK(fl_elf_images_find(&g_list, (uint64_t)(uintptr_t)&g_data_var) == &g_list.image[0]);
+    CHECK(!fl_images_is_text(&g_list, (uint64_t)(uintptr_t)&g_data_var));
+    CHECK(!fl_images_is_text(&g_list, (uint64_t)(uintptr_t)&on_stack));
+    CHECK(fl_images_find(&g_list, 16) == NULL);
+    CHECK(fl_images_find(&g_list, (uint64_t)(uintptr_t)&g_data_var) == &g_list.image[0]);
 
     /* The pipe reader gives the same list. */
     if (fl_memory_init(FL_MEMORY_PIPE) == 0) {

@@ -139,7 +139,7 @@ int main(void) {
     }
 
     /* libc (no .symtab on most distributions: .dynsym) against nm -D, and printf. */
-    const fl_image_t *libc = fl_elf_images_find(&g_list, (uint64_t)(uintptr_t)printf);
+    const fl_image_t *libc = fl_images_find(&g_list, (uint64_t)(uintptr_t)printf);
     CHECK(libc != NULL);
     if (libc && fl_elf_file_open(libc->path, &f) == 0) {
         const char *name = NULL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "elf/elf.h"
 #include "frames/frames.h"
 #include "test.h"
 

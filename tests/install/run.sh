@@ -7,11 +7,12 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 build=build work=install-work cmake=cmake cc=cc nm=nm libdir=lib tools=ON
-header=$here/../../include/faultline/faultline.h consumer=$here/cmake-consumer
+header=$here/../../include/faultline/faultline.h consumer=$here/cmake-consumer upload=OFF
 while (($#)); do
   case $1 in
     --build) build=$2 ;; --work) work=$2 ;; --cmake) cmake=$2 ;; --cc) cc=$2 ;; --nm) nm=$2 ;;
     --libdir) libdir=$2 ;; --header) header=$2 ;; --consumer) consumer=$2 ;; --tools) tools=$2 ;;
+    --upload) upload=$2 ;;
     *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift 2
@@ -105,6 +106,35 @@ if "$nm" -u "$a" 2>/dev/null | awk '{print $NF}' | grep -qx dl_iterate_phdr; the
   fail "libfaultline.a never references dl_iterate_phdr"
 else
   ok "libfaultline.a never references dl_iterate_phdr"
+fi
+
+# 7. libfaultline-upload: a library of its own, so that libfaultline never needs libcurl.
+check "libfaultline.so does not need libcurl or zlib" lacks readelf -d "$so" 'NEEDED.*(libcurl|libz\.)'
+if [[ $upload == ON ]]; then
+  for f in include/faultline/upload.h "$libdir/libfaultline-upload.a" \
+           "$libdir/libfaultline-upload.so" "$libdir/pkgconfig/faultline-upload.pc"; do
+    [[ -e $prefix/$f ]] && ok "installed $f" || fail "installed $f"
+  done
+  check "pkg-config build against libfaultline-upload.so" \
+    "$cc" "${cflags[@]}" "$here/upload_app.c" -o "$work/upload_app" \
+    $(pkg-config --cflags --libs faultline-upload)
+  check "upload app runs" env LD_LIBRARY_PATH="$lib" "$work/upload_app" "$work/scratch"
+  check "libfaultline-upload.so needs libcurl" has readelf -d "$lib/libfaultline-upload.so" \
+    'NEEDED.*libcurl'
+  up_exported=$("$nm" -D --defined-only "$lib/libfaultline-upload.so" 2>/dev/null | awk 'NF >= 3 {print $3}' | sort -u)
+  up_api=$(sed -nE 's/^FL_API [^(]*[ *]([a-z_0-9]+)\(.*/\1/p' "$(dirname "$header")/upload.h" | sort -u)
+  up_missing=$(comm -23 <(echo "$up_api") <(echo "$up_exported"))
+  up_bad=$(grep -vE '^fl_' <<<"$up_exported" | grep -v '^$')
+  [[ -n $up_api && -z $up_missing && -z $up_bad ]] \
+    && ok "libfaultline-upload.so exports its FL_API functions and only fl_* symbols" \
+    || fail "libfaultline-upload.so exports its FL_API functions and only fl_* symbols" $up_missing $up_bad
+  if [[ -x $work/consumer/app_upload ]]; then
+    check "consumer app (faultline::faultline_upload) runs" "$work/consumer/app_upload" "$work/scratch"
+    check "consumer app (faultline::faultline_upload_static) runs" \
+      "$work/consumer/app_upload_static" "$work/scratch"
+  else
+    fail "find_package(faultline) consumer built app_upload (faultline::faultline_upload)"
+  fi
 fi
 
 echo

@@ -1,8 +1,35 @@
 /* SPDX-License-Identifier: MIT */
-/* The CFI stepper: one DWARF CFI step through the privatised LLVM libunwind, under a fault guard. */
-#include "frames/unwind_internal.h"
+/* The CFI stepper on Linux: one DWARF CFI step through the privatised LLVM libunwind, guarded. */
+#include <signal.h>
+
+#include "frames/cfi_linux.h"
+
+typedef struct state {
+    unw_cursor_t cursor;
+    unw_context_t context;
+    sigset_t mask; /* restored if a step faulted (see FL_GUARD_ENTER) */
+} state_t;
+_Static_assert(sizeof(state_t) <= FL_CFI_STATE_BYTES, "FL_CFI_STATE_BYTES too small");
+
+static state_t *state_of(fl_cfi_cursor_t *c) { return (state_t *)(void *)c->state; }
+
+void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
+    c->env = env;
+    c->valid = false;
+    c->exact_pc = true;
+    c->faulted = false;
+    c->tid = (int)fl_sys_gettid();
+    sigprocmask(SIG_SETMASK, NULL, &state_of(c)->mask);
+    fl_unwind_shims_set_images(env->images);
+}
+
+void fl_cfi_end(fl_cfi_cursor_t *c) {
+    fl_unwind_shims_set_images(NULL);
+    if (c->faulted) sigprocmask(SIG_SETMASK, &state_of(c)->mask, NULL);
+}
 
 int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
+    state_t *s = state_of(c);
     fl_guard_t guard;
     volatile int ret = -1; /* survives the guard's longjmp */
     if (FL_GUARD_ENTER(&guard, c->tid)) {
@@ -16,20 +43,20 @@ int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
             if (c->exact_pc && fl_regs_pc(r))
                 fl_unwind_arch_set(&seed, fl_regs_pc(r) + 1, fl_regs_sp(r), fl_regs_fp(r));
             c->exact_pc = false;
-            fl_unwind_arch_to_context(&seed, &c->context);
-            c->valid = unw_init_local(&c->cursor, &c->context) == UNW_ESUCCESS;
+            fl_unwind_arch_to_context(&seed, &s->context);
+            c->valid = unw_init_local(&s->cursor, &s->context) == UNW_ESUCCESS;
         }
         if (c->valid) {
-            int s = unw_step(&c->cursor);
-            if (s > 0) {
-                fl_unwind_arch_from_cursor(r, &c->cursor);
+            int st = unw_step(&s->cursor);
+            if (st > 0) {
+                fl_unwind_arch_from_cursor(r, &s->cursor);
                 ret = 1;
-            } else if (s == 0) {
+            } else if (st == 0) {
                 /* libunwind says "end" both for the outermost frame (its CFI leaves the return
                  * address undefined: the cursor moved to pc 0) and for a pc it has no tables for
                  * (the cursor did not move); only the first is an end. */
                 unw_word_t ip = 1;
-                ret = unw_get_reg(&c->cursor, UNW_REG_IP, &ip) == UNW_ESUCCESS && ip == 0 &&
+                ret = unw_get_reg(&s->cursor, UNW_REG_IP, &ip) == UNW_ESUCCESS && ip == 0 &&
                               fl_regs_pc(r) != 0 ? 0 : -1;
             }
         }

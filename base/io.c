@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/* Whole writes and diagnostic lines, on top of each platform's fl_sys_write. */
+#include <errno.h>
+
+#include "base/base.h"
+
+long fl_sys_write_all(int fd, const void *buf, size_t len) {
+    const char *p = buf;
+    unsigned stalls = 0;
+    while (len) {
+        long n = fl_sys_write(fd, p, len);
+        if (n == -EINTR || n == 0) {
+            if (++stalls > 100) return -EIO; /* bounded: never spin on a stuck descriptor */
+            continue;
+        }
+        if (n < 0) return n;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void fl_log_stderr(const char *msg) {
+    char line[512];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, line, sizeof line - 1);
+    fl_strbuf_puts(&sb, "faultline: ");
+    fl_strbuf_puts(&sb, msg);
+    line[sb.len++] = '\n';
+    (void)fl_sys_write_all(2, line, sb.len);
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* Darwin system calls through libSystem's wrappers: -errno on failure, errno left as it was. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h> /* renameat; nothing else of stdio is used */
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/base.h"
+
+#pragma GCC poison malloc calloc realloc free
+
+/* Darwin's system call numbers and calling convention are private to libSystem (they have
+ * changed between releases), so unlike sys_linux.c this goes through the libc wrappers. Every one
+ * used here is a thin trap wrapper, on POSIX's list of async-signal-safe functions or (getentropy,
+ * pthread_threadid_np for the caller) as safe in libSystem's implementation. They report through
+ * errno, which is saved and restored so a signal handler never changes the interrupted code's. */
+#define SYSCALL(expr)                              \
+    do {                                           \
+        int saved_ = errno;                        \
+        long r_ = (long)(expr);                    \
+        if (r_ == -1) r_ = -(long)errno;           \
+        errno = saved_;                            \
+        return r_;                                 \
+    } while (0)
+
+long fl_sys_write(int fd, const void *buf, size_t len) { SYSCALL(write(fd, buf, len)); }
+long fl_sys_read(int fd, void *buf, size_t len) { SYSCALL(read(fd, buf, len)); }
+long fl_sys_pread(int fd, void *buf, size_t len, int64_t off) {
+    SYSCALL(pread(fd, buf, len, (off_t)off));
+}
+long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
+    SYSCALL(openat(dirfd, path, flags, mode));
+}
+long fl_sys_close(int fd) { SYSCALL(close(fd)); }
+long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp) {
+    SYSCALL(renameat(olddir, oldp, newdir, newp));
+}
+long fl_sys_unlinkat(int dirfd, const char *path, int flags) { SYSCALL(unlinkat(dirfd, path, flags)); }
+long fl_sys_fsync(int fd) { SYSCALL(fsync(fd)); }
+long fl_sys_getpid(void) { SYSCALL(getpid()); }
+
+/* For the calling thread, pthread_threadid_np reads the id cached in its pthread_t (no lock). */
+long fl_sys_gettid(void) {
+    uint64_t id = 0;
+    if (pthread_threadid_np(NULL, &id) != 0) return -ESRCH;
+    return (long)(uint32_t)id;
+}
+
+long fl_sys_clock_gettime(int clk, uint64_t *ns) {
+    struct timespec ts;
+    int saved = errno;
+    long r = clock_gettime((clockid_t)clk, &ts) == 0 ? 0 : -(long)errno;
+    errno = saved;
+    if (r == 0) *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return r;
+}
+
+long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
+    (void)flags;
+    if (len > 256) len = 256; /* getentropy's limit */
+    int saved = errno;
+    long r = getentropy(buf, len) == 0 ? (long)len : -(long)errno;
+    errno = saved;
+    return r;
+}
+
+long fl_sys_nanosleep(uint64_t ns) {
+    struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
+    SYSCALL(nanosleep(&ts, NULL));
+}

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* x86_64 Darwin register set: accessors, and extraction from a ucontext or a Mach thread. */
+#include <mach/mach.h>
+#include <sys/ucontext.h>
+
+#include "frames/cfi_darwin.h"
+
+/* The order of regs_names.c; the first 21 are x86_thread_state64_t's fields in its own order. */
+enum { RAX, RBX, RCX, RDX, RDI, RSI, RBP, RSP, R8, R9, R10, R11, R12, R13, R14, R15, RIP, RFLAGS,
+       CS, FS, GS, ERR, TRAPNO, CR2, REG_COUNT };
+_Static_assert(REG_COUNT == FL_REGS_X86_64_COUNT, "names in regs_names.c");
+
+unsigned fl_regs_count(void) { return REG_COUNT; }
+const char *fl_regs_name(unsigned i) { return fl_regs_arch_name(FL_REGS_ARCH_X86_64, i); }
+uint64_t fl_regs_pc(const fl_regs_t *r) { return r->r[RIP]; }
+uint64_t fl_regs_sp(const fl_regs_t *r) { return r->r[RSP]; }
+uint64_t fl_regs_fp(const fl_regs_t *r) { return r->r[RBP]; }
+int fl_regs_arch(void) { return FL_REGS_ARCH_X86_64; }
+
+/* err, trapno and cr2 (the fault address) come from the exception state: Darwin keeps them apart
+ * from the thread state. */
+static void from_state(fl_regs_t *r, const x86_thread_state64_t *ss,
+                       const x86_exception_state64_t *es) {
+    fl_memset(r, 0, sizeof *r);
+    const uint64_t v[] = {ss->__rax, ss->__rbx, ss->__rcx, ss->__rdx, ss->__rdi, ss->__rsi,
+                          ss->__rbp, ss->__rsp, ss->__r8,  ss->__r9,  ss->__r10, ss->__r11,
+                          ss->__r12, ss->__r13, ss->__r14, ss->__r15, ss->__rip, ss->__rflags,
+                          ss->__cs,  ss->__fs,  ss->__gs};
+    _Static_assert(FL_ARRAY_LEN(v) == GS + 1, "thread state order");
+    for (unsigned i = 0; i < FL_ARRAY_LEN(v); i++) r->r[i] = v[i];
+    if (es) {
+        r->r[ERR] = es->__err;
+        r->r[TRAPNO] = es->__trapno;
+        r->r[CR2] = es->__faultvaddr;
+    }
+}
+
+void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
+    const ucontext_t *uc = ucontext;
+    from_state(r, &uc->uc_mcontext->__ss, &uc->uc_mcontext->__es);
+}
+
+int fl_regs_from_mach_thread(fl_regs_t *r, uint32_t thread) {
+    x86_thread_state64_t ss;
+    x86_exception_state64_t es;
+    mach_msg_type_number_t count = x86_THREAD_STATE64_COUNT;
+    if (thread_get_state(thread, x86_THREAD_STATE64, (thread_state_t)&ss, &count) != KERN_SUCCESS)
+        return FL_EIO;
+    count = x86_EXCEPTION_STATE64_COUNT;
+    bool have_es = thread_get_state(thread, x86_EXCEPTION_STATE64, (thread_state_t)&es, &count) ==
+                   KERN_SUCCESS;
+    from_state(r, &ss, have_es ? &es : NULL);
+    return 0;
+}
+
+/* Register indices are slots of 8 bytes in fl_regs_t.r: rax 0, rbx 1, rcx 2, rdx 3, rdi 4, rsi 5,
+ * rbp 6, rsp 7, r8..r15 8..15, rip 16. */
+_Static_assert(RAX == 0 && RBP == 6 && RSP == 7 && R8 == 8 && R15 == 15 && RIP == 16, "asm layout");
+__asm__(".text\n"
+        ".globl _fl_regs_get_current\n"
+        ".private_extern _fl_regs_get_current\n"
+        "_fl_regs_get_current:\n"
+        "  .cfi_startproc\n"
+        "  movq %rax, 0(%rdi)\n  movq %rbx, 8(%rdi)\n  movq %rcx, 16(%rdi)\n"
+        "  movq %rdx, 24(%rdi)\n  movq %rdi, 32(%rdi)\n  movq %rsi, 40(%rdi)\n"
+        "  movq %rbp, 48(%rdi)\n  leaq 8(%rsp), %rax\n  movq %rax, 56(%rdi)\n"
+        "  movq %r8, 64(%rdi)\n  movq %r9, 72(%rdi)\n  movq %r10, 80(%rdi)\n"
+        "  movq %r11, 88(%rdi)\n  movq %r12, 96(%rdi)\n  movq %r13, 104(%rdi)\n"
+        "  movq %r14, 112(%rdi)\n  movq %r15, 120(%rdi)\n  movq (%rsp), %rax\n"
+        "  movq %rax, 128(%rdi)\n"
+        "  movq 0(%rdi), %rax\n"
+        "  ret\n"
+        "  .cfi_endproc\n");
+
+/* ---- Architecture hooks for the walker and the compact-unwind stepper ---- */
+
+void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
+    r->r[RIP] = pc;
+    r->r[RSP] = sp;
+    r->r[RBP] = fp;
+}
+
+/* At a function's first instruction (a call through a bad pointer lands pc there) the return
+ * address is on top of the stack. */
+int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
+                              uint64_t *caller_sp) {
+    uint64_t sp = r->r[RSP];
+    if (sp & 7) return FL_EBADDATA;
+    if (fl_read_u64(mem, sp, caller_pc)) return FL_EFAULT;
+    *caller_sp = sp + 8;
+    return 0;
+}
+
+/* x86_64 call encodings that can precede a return address R: E8 rel32 (R-5); FF /2 with
+ * register, [reg], [reg+disp8], [reg+disp32], [rip+disp32] and SIB forms (R-2 .. R-7). The same
+ * decoding as regs_linux_x86_64.c: the instruction set does not depend on the OS (kept apart
+ * until the register files are split by architecture rather than by platform). */
+bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {
+    uint8_t b[8];
+    if (pc < 8 || fl_read(mem, pc - 8, b, sizeof b)) return false;
+    /* b[8 - k] is the byte at pc - k */
+    if (b[3] == 0xe8) return true;                                          /* call rel32 */
+    if (b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || ((b[7] & 0xf8) == 0x10 && (b[7] & 7) != 4 && (b[7] & 7) != 5)))
+        return true;                                                        /* call reg / [reg] */
+    if (b[5] == 0xff && ((b[6] & 0xf8) == 0x50 && (b[6] & 7) != 4)) return true; /* [reg+d8] */
+    if (b[5] == 0xff && b[6] == 0x14) return true;                          /* [sib] */
+    if (b[4] == 0xff && b[5] == 0x54) return true;                          /* [sib+d8] */
+    if (b[2] == 0xff && (b[3] == 0x15 || ((b[3] & 0xf8) == 0x90 && (b[3] & 7) != 4))) return true;
+    if (b[1] == 0xff && b[2] == 0x94) return true;                          /* [sib+d32] */
+    return false;
+}
+
+/* DWARF x86_64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip (0..16). */
+int fl_unwind_arch_dwarf_reg(unsigned dwarf) {
+    static const signed char map[] = {RAX, RDX, RCX, RBX, RSI, RDI, RBP, RSP, R8,
+                                      R9,  R10, R11, R12, R13, R14, R15, RIP};
+    return dwarf < FL_ARRAY_LEN(map) ? map[dwarf] : -1;
+}
+const unsigned fl_unwind_arch_dwarf_pc = 16, fl_unwind_arch_dwarf_sp = 7, fl_unwind_arch_dwarf_fp = 6;
