@@ -57,6 +57,8 @@ __asm__(".text\n"
 
 /* ---- Architecture hooks for the walker and the CFI stepper ---- */
 
+uint64_t fl_unwind_arch_return_address(uint64_t stored) { return stored; }
+
 void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
     r->r[RIP] = pc;
     r->r[RSP] = sp;

@@ -16,8 +16,15 @@
 void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
 void fl_unwind_arch_to_context(const fl_regs_t *r, unw_context_t *ctx);
 void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c);
+/* The caller as a function's first instruction sees it: x86_64 the return address on top of the
+ * stack (caller sp = sp + 8); arm64 lr (caller sp = sp), still valid until the frame record is
+ * stored. */
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
                               uint64_t *caller_sp);
+
+/* A return address as stored in a register or a frame record -> the code address it names
+ * (arm64: pointer-authentication bits stripped; x86_64: unchanged). */
+uint64_t fl_unwind_arch_return_address(uint64_t stored);
 
 /* True when the bytes just before pc encode a call instruction. */
 bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc);
