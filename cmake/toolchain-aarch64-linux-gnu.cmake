@@ -28,3 +28,9 @@ set(ENV{PKG_CONFIG_PATH} "")
 # emulator opens the guest's absolute paths (/lib/libc.so.6, ...) under FL_EMULATOR_SYSROOT first.
 set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L ${FL_ARM64_SYSROOT})
 set(FL_EMULATOR_SYSROOT ${FL_ARM64_SYSROOT})
+
+# The installed prefix (make arm64: build-arm64/prefix) is static and self-contained: no
+# libfaultline.so, and the arm64 protobuf-c that faultline.pc requires (cmake/install.cmake).
+set(FL_INSTALL_SHARED OFF CACHE BOOL "Install libfaultline.so too")
+set(FL_BUNDLE_PROTOBUF_C_LIB "${FL_ARM64_DEPS}/usr/lib/aarch64-linux-gnu/libprotobuf-c.a")
+set(FL_BUNDLE_PROTOBUF_C_INCLUDE "${FL_ARM64_DEPS}/usr/include")

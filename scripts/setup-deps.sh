@@ -13,6 +13,8 @@ FL_DEPS=(
   libcurl4-openssl-dev                   # report upload
   elfutils binutils llvm-14              # eu-readelf, nm/objdump, llvm-objdump/llvm-symbolizer
   python3 gdb
+  gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross  # the arm64 cross build
+  qemu-user                              # runs its tests (qemu-aarch64 -L /usr/aarch64-linux-gnu)
 )
 
 missing=()
