@@ -60,7 +60,8 @@ install(FILES ${PROJECT_BINARY_DIR}/faultline.pc DESTINATION ${CMAKE_INSTALL_LIB
 # and not to the build host's libprotobuf-c.pc.
 if(FL_BUNDLE_PROTOBUF_C_LIB)
   install(FILES ${FL_BUNDLE_PROTOBUF_C_LIB} DESTINATION ${CMAKE_INSTALL_LIBDIR})
-  install(DIRECTORY ${FL_BUNDLE_PROTOBUF_C_INCLUDE}/protobuf-c DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(DIRECTORY ${FL_BUNDLE_PROTOBUF_C_INCLUDE}/protobuf-c
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
   install(CODE "
     file(WRITE \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/libprotobuf-c.pc\"
       \"Name: libprotobuf-c\\nDescription: Protocol Buffers C library (bundled for faultline)\\n\"

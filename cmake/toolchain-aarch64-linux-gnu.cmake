@@ -10,7 +10,7 @@ set(CMAKE_ASM_COMPILER aarch64-linux-gnu-gcc)
 if(NOT FL_ARM64_DEPS)
   get_filename_component(FL_ARM64_DEPS "${CMAKE_CURRENT_LIST_DIR}/../.deps/arm64/root" ABSOLUTE)
 endif()
-set(FL_ARM64_DEPS "${FL_ARM64_DEPS}" CACHE PATH "Unpacked arm64 Debian packages (setup-arm64-deps.sh)")
+set(FL_ARM64_DEPS "${FL_ARM64_DEPS}" CACHE PATH "arm64 Debian packages (setup-arm64-deps.sh)")
 set(FL_ARM64_SYSROOT /usr/aarch64-linux-gnu CACHE PATH "arm64 libc (libc6-dev-arm64-cross)")
 set(FL_LIBUNWIND_ROOT "${FL_ARM64_DEPS}/usr/lib/llvm-16" CACHE PATH "arm64 LLVM libunwind")
 

@@ -131,7 +131,8 @@ static bool sendable(int s, const struct sigaction *old) {
     si.si_code = SI_QUEUE;
     si.si_pid = (int)fl_sys_getpid();
     si.si_uid = (uid_t)fl_sys_getuid();
-    /* generation 0, an index past the offers: if a blocked s stays pending, the responder drops it */
+    /* generation 0, an index past the offers: should a blocked s stay pending, the responder
+     * drops it */
     si.si_value.sival_ptr = (void *)(uintptr_t)UINT32_MAX;
     if (fl_sys_rt_tgsigqueueinfo(si.si_pid, (int)fl_sys_gettid(), s, &si) == 0) return true;
     sigaction(s, old, NULL);
@@ -147,8 +148,8 @@ int fl_threads_install(void) {
      * from SIGRTMIN. */
     for (int s = SIGRTMAX; s >= SIGRTMIN; s--) {
         struct sigaction old;
-        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL ||
-            !sendable(s, &old))
+        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL || !sendable(s, &old))
             continue;
         if (sigaction(s, &sa, NULL) != 0) {
             sigaction(s, &old, NULL);
