@@ -1,12 +1,14 @@
 # faultline: `make demo` shows a crash and its report, `make test` runs every test.
-# Other targets: deps (install Debian packages), build, darwin (cross-build for macOS arm64 and
-# x86_64 with zig, then check the outputs; nothing runs them), install PREFIX=dir, clean.
+# Other targets: deps (install Debian packages), build, install PREFIX=dir, clean,
+# darwin (cross-build for macOS arm64 and x86_64 with zig, then check the outputs; nothing runs them),
+# arm64 (cross-build for Linux arm64 and install it at $(BUILD_ARM64)/prefix; tests run under qemu).
 BUILD  ?= build
+BUILD_ARM64 ?= build-arm64
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build darwin test demo install clean
+.PHONY: all deps build darwin arm64 test demo install clean
 all: build
 
 deps:
@@ -30,8 +32,21 @@ darwin: deps
 	done
 	@scripts/check-darwin.sh build-darwin-arm64 build-darwin-x86_64
 
-test: build darwin
-	scripts/run-tests.sh $(BUILD)
+# The arm64 build is the library, its demo and its tests; they decode their reports with this
+# build's CLI (the offline tools, which need libdw and libcurl, are not cross-built).
+arm64: build
+	@scripts/setup-arm64-deps.sh
+	cmake -S . -B $(BUILD_ARM64) -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64-linux-gnu.cmake \
+	  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFL_WERROR=ON -DFL_BUILD_BENCH=OFF \
+	  -DFL_BUILD_TOOLS=OFF -DFL_BUILD_UPLOAD=OFF \
+	  -DFL_HOST_CLI=$(abspath $(BUILD))/tools/faultline
+	cmake --build $(BUILD_ARM64) -j$(JOBS)
+	cmake --install $(BUILD_ARM64) --prefix $(abspath $(BUILD_ARM64))/prefix >/dev/null
+
+# Both Linux architectures run their tests (the last line counts both); the Darwin builds are
+# checked by the check_darwin test.
+test: build darwin arm64
+	scripts/run-tests.sh $(BUILD) $(BUILD_ARM64)
 
 # The build's output goes to a log here, so that the demo's own output stands out.
 demo: deps
@@ -43,4 +58,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) build-darwin-arm64 build-darwin-x86_64
+	rm -rf $(BUILD) $(BUILD_ARM64) build-darwin-arm64 build-darwin-x86_64

@@ -10,7 +10,14 @@ set(FL_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/faultline)
 install(FILES ${PROJECT_SOURCE_DIR}/include/faultline/faultline.h
   ${PROJECT_BINARY_DIR}/proto/faultline.pb-c.h ${PROJECT_SOURCE_DIR}/proto/faultline.proto
   DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/faultline)
-install(TARGETS faultline faultline_static EXPORT faultline-targets
+# A cross build's prefix holds the static library only (cmake/toolchain-*.cmake turns this off),
+# so that `cc app.c $(pkg-config --libs --static faultline)` needs nothing at run time.
+option(FL_INSTALL_SHARED "Install libfaultline.so too" ON)
+set(FL_INSTALLED_LIBS faultline_static)
+if(FL_INSTALL_SHARED)
+  list(PREPEND FL_INSTALLED_LIBS faultline)
+endif()
+install(TARGETS ${FL_INSTALLED_LIBS} EXPORT faultline-targets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR}
@@ -68,3 +75,18 @@ foreach(pc ${FL_PC_NAMES})
     configure_file(\"${PROJECT_BINARY_DIR}/${pc}.pc.tmpl\" \"${PROJECT_BINARY_DIR}/${pc}.pc\" @ONLY)")
   install(FILES ${PROJECT_BINARY_DIR}/${pc}.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)
 endforeach()
+
+# A cross build's prefix also carries the target's protobuf-c (the Debian package unpacked by
+# scripts/setup-arm64-deps.sh), so that pkg-config resolves faultline.pc's Requires.private to it
+# and not to the build host's libprotobuf-c.pc.
+if(FL_BUNDLE_PROTOBUF_C_LIB)
+  install(FILES ${FL_BUNDLE_PROTOBUF_C_LIB} DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY ${FL_BUNDLE_PROTOBUF_C_INCLUDE}/protobuf-c
+    DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(CODE "
+    file(WRITE \"\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig/libprotobuf-c.pc\"
+      \"Name: libprotobuf-c\\nDescription: Protocol Buffers C library (bundled for faultline)\\n\"
+      \"Version: ${PROTOBUF_C_VERSION}\\n\"
+      \"Libs: -L\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR} -lprotobuf-c\\n\"
+      \"Cflags: -I\${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_INCLUDEDIR}\\n\")")
+endif()

@@ -117,6 +117,28 @@ static void responder(int sig, siginfo_t *info, void *uc) {
     }
 }
 
+/* Whether signal s can be sent to our threads, tried with s ignored so that the request is
+ * checked and then dropped. An emulator can accept sigaction() for a signal it has no host signal
+ * for (qemu-user: the last real-time signals) and refuse to send it (EINVAL). Leaves s ignored
+ * when it answers true, else as `old`. */
+static bool sendable(int s, const struct sigaction *old) {
+    struct sigaction ign = *old;
+    ign.sa_handler = SIG_IGN;
+    if (sigaction(s, &ign, NULL) != 0) return false;
+    siginfo_t si;
+    fl_memset(&si, 0, sizeof si);
+    si.si_signo = s;
+    si.si_code = SI_QUEUE;
+    si.si_pid = (int)fl_sys_getpid();
+    si.si_uid = (uid_t)fl_sys_getuid();
+    /* generation 0, an index past the offers: should a blocked s stay pending, the responder
+     * drops it */
+    si.si_value.sival_ptr = (void *)(uintptr_t)UINT32_MAX;
+    if (fl_sys_rt_tgsigqueueinfo(si.si_pid, (int)fl_sys_gettid(), s, &si) == 0) return true;
+    sigaction(s, old, NULL);
+    return false;
+}
+
 int fl_threads_install(void) {
     struct sigaction sa;
     /* SA_RESTART: most interrupted system calls resume by themselves after a snapshot. Crash
@@ -126,9 +148,14 @@ int fl_threads_install(void) {
      * from SIGRTMIN. */
     for (int s = SIGRTMAX; s >= SIGRTMIN; s--) {
         struct sigaction old;
-        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+            old.sa_handler != SIG_DFL || !sendable(s, &old))
             continue;
-        if (sigaction(s, &sa, &g_previous) != 0) continue;
+        if (sigaction(s, &sa, NULL) != 0) {
+            sigaction(s, &old, NULL);
+            continue;
+        }
+        g_previous = old;
         g_signal = s;
         g_installed = 1;
         return 0;
@@ -348,9 +375,18 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
         if (fl_sys_rt_tgsigqueueinfo(pid, o->tid, g_signal, &si) == 0) sent++;
         else __atomic_store_n(&o->token, ABANDONED, __ATOMIC_RELEASE);
     }
-    /* As in a capture: a thread that blocks the signal is not waited for. */
+    /* As in a capture: a thread that blocks the signal is not waited for. But a thread still being
+     * created blocks every signal until it runs (glibc's pthread_create; qemu-user's clone for
+     * longer): one that seems to block it after 2 ms gets until 20 ms. */
     uint64_t start = now_ns();
     wait_count(&g_offer_answers, sent, start + 2000000ull);
+    for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
+        if (__atomic_load_n(&g_offers[i].token, __ATOMIC_ACQUIRE) == TOKEN(0, PENDING) &&
+            blocks_signal(g_offers[i].tid, g_signal) != 0) {
+            wait_count(&g_offer_answers, sent, start + 20000000ull);
+            break;
+        }
+    }
     for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
         struct offer *o = &g_offers[i];
         if (__atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == TOKEN(0, PENDING) &&

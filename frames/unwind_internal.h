@@ -8,6 +8,9 @@
 /* ---- Architecture hooks (regs_<platform>_<arch>.c; all AS-SAFE) ---- */
 
 void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
+/* The caller as a function's first instruction sees it: x86_64 the return address on top of the
+ * stack (caller sp = sp + 8); arm64 lr (caller sp = sp), still valid until the frame record is
+ * stored. */
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
                               uint64_t *caller_sp);
 

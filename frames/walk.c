@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The stack walker: an ordered list of steppers (CFI, frame pointer, function entry), each
  * producing a caller that must pass the same plausibility checks. */
-/* Order, per step: the unwind tables (CFI), then (frame 0 with pc outside code) the return address
- * on top of the stack, then the frame-pointer record, then a bounded scan for a return address. */
+/* Order, per step: the unwind tables (CFI), then (frame 0) the caller as the function's entry left
+ * it (the return address on top of the stack, or arm64's lr), then the frame-pointer record, then
+ * a bounded scan for a return address. */
+
 #include "frames/unwind_internal.h"
 
 static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
@@ -11,21 +13,17 @@ static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
 }
 
 /* A caller is plausible when its stack pointer moved up (stacks grow down), stays in the stack,
- * and it returns into executable code of a loaded image. */
-static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
-    if (caller_sp <= sp || !in_stack(env, caller_sp - 1)) return false;
+ * and it returns into executable code of a loaded image. Frame 0 alone may share its caller's sp:
+ * on arm64 a function that has not stored its frame record (a leaf) returns through lr, and has
+ * pushed nothing. */
+static bool plausible_step(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
+                           uint64_t caller_sp, bool first) {
+    if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
     return env->images ? fl_images_is_text(env->images, caller_pc) : caller_pc != 0;
 }
 
-/* The same for the step out of frame 0 by its unwind tables or its entry state, which may also
- * leave sp where it is: on arm64 a leaf without a frame (or a function stopped on its first
- * instruction) has its return address in lr and shares its caller's sp. A call on x86_64 always
- * pushes the return address, so there a correct step never gives an equal sp. Only frame 0 may:
- * every later step still raises sp, so no cycle can form. */
-static bool plausible_from_frame0(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
-                                  uint64_t caller_sp) {
-    return plausible(env, sp, caller_pc, caller_sp) ||
-           (caller_sp == sp && plausible(env, sp - 1, caller_pc, caller_sp));
+static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
+    return plausible_step(env, sp, caller_pc, caller_sp, false);
 }
 
 /* One frame-pointer step: the record {caller fp, return address} lies at fp on x86_64 and arm64
@@ -49,6 +47,23 @@ static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
         return FL_EBADDATA;
     fl_unwind_arch_set(r, cpc, csp, cfp);
     return 0;
+}
+
+/* Frame 0 without CFI: the caller as the function's entry left it (fl_unwind_arch_entry_step).
+ * Taken when pc is outside any code (a call through a bad pointer: nothing ran yet), and, where
+ * the return address is in a register (arm64 lr: the caller's sp is sp), also when the frame
+ * record at fp names another return address: a leaf, a prologue before the record is stored or an
+ * epilogue after it is reloaded, where the record at fp is the caller's and would skip it. In a
+ * function that has stored its record and then made a call, lr is a return address into the
+ * function itself: that can add a duplicate frame, never lose one. */
+static bool entry_step(const fl_walk_env_t *env, const fl_regs_t *r, uint64_t *cpc, uint64_t *csp) {
+    uint64_t sp = fl_regs_sp(r), cfp, rpc, rsp;
+    if (!env->images || fl_unwind_arch_entry_step(env->mem, r, cpc, csp) ||
+        !plausible_step(env, sp, *cpc, *csp, true))
+        return false;
+    if (!fl_images_is_text(env->images, fl_regs_pc(r))) return true;
+    if (*csp != sp || !fl_unwind_arch_is_return_address(env->mem, *cpc)) return false;
+    return fp_record(env, sp, fl_regs_fp(r), &cfp, &rpc, &rsp) != 0 || rpc != *cpc;
 }
 
 /* Last resort: the nearest stack slot above sp holding a return address (a value inside code
@@ -96,16 +111,14 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
     fl_cfi_begin(&cfi, env);
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
     res->count = 1;
-    /* Bounded by max; every accepted step after frame 0's strictly raises sp, so no cycle
-     * survives either. */
+    /* Bounded by max; every accepted step after the first strictly raises sp: no cycle either. */
     while (res->count < max) {
-        uint64_t sp = fl_regs_sp(&r), pc = fl_regs_pc(&r);
+        uint64_t sp = fl_regs_sp(&r);
         uint32_t method = FL_FRAME_UNKNOWN;
         fl_regs_t next = r;
         int cfi_ret = -1;
         if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
-            (res->count == 1 ? plausible_from_frame0 : plausible)(env, sp, fl_regs_pc(&next),
-                                                                  fl_regs_sp(&next))) {
+                   plausible_step(env, sp, fl_regs_pc(&next), fl_regs_sp(&next), res->count == 1)) {
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {
             res->stop_reason = "end of stack (outermost frame)";
@@ -114,13 +127,9 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
             cfi.valid = false;
             next = r;
             uint64_t cpc, csp;
-            if (res->count == 1 && env->images && !fl_images_is_text(env->images, pc) &&
-                fl_unwind_arch_entry_step(env->mem, &r, &cpc, &csp) == 0 &&
-                plausible_from_frame0(env, sp, cpc, csp)) {
-                /* pc outside any code (a call through a bad pointer): the call just left the
-                 * return address on top of the stack (x86_64) or in lr (arm64). */
+            if (res->count == 1 && entry_step(env, &r, &cpc, &csp)) {
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
-                method = FL_FRAME_SCAN;
+                method = csp == sp ? FL_FRAME_LR : FL_FRAME_SCAN;
             } else if (fp_step(env, &next) == 0) {
                 method = FL_FRAME_FP;
             } else if (scan_step(env, (next = r, &next)) == 0) {

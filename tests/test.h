@@ -4,6 +4,26 @@
 #define FAULTLINE_TESTS_TEST_H
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Set by tests/CMakeLists.txt in a cross build whose tests run under an emulator: its program
+ * (qemu-aarch64), and the folder in which it looks for the guest's absolute paths first (-L). */
+#ifndef FL_TEST_EMULATOR
+#define FL_TEST_EMULATOR ""
+#endif
+#ifndef FL_TEST_SYSROOT
+#define FL_TEST_SYSROOT ""
+#endif
+/* Whether the tests run emulated (a few checks there test the emulator, not faultline). */
+static inline int fl_test_emulated(void) { return FL_TEST_EMULATOR[0] != 0; }
+/* The file a host tool (readelf, nm) must open for a path the guest sees: the emulator's
+ * sysroot copy where there is one, as the emulator itself resolves it. */
+static inline const char *fl_test_host_path(const char *path, char *buf, size_t cap) {
+    if (FL_TEST_SYSROOT[0] && path[0] == '/' &&
+        snprintf(buf, cap, "%s%s", FL_TEST_SYSROOT, path) < (int)cap && access(buf, F_OK) == 0)
+        return buf;
+    return path;
+}
 
 static int fl_test_failures;
 static int fl_test_checks;

@@ -90,8 +90,19 @@ static void test_format(void) {
     CHECK(strcmp(fl_strerror(12345), "unknown error") == 0);
 }
 
+/* The probe picks process_vm_readv where it reads our memory, else the pipe. Under qemu-user
+ * process_vm_readv copies from the host's address space, not the guest's: the probe must see
+ * that, and forcing the method must fail. */
+static void test_probe(void) {
+    fl_memory_method_t want = fl_test_emulated() ? FL_MEMORY_PIPE : FL_MEMORY_VM_READV;
+    CHECK(fl_memory_init(FL_MEMORY_NONE) == 0);
+    CHECK_EQ_U64(fl_memory_method(), want);
+    if (want == FL_MEMORY_PIPE) CHECK(fl_memory_init(FL_MEMORY_VM_READV) == FL_ENOSYS);
+}
+
 int main(void) {
-    test_reader(FL_MEMORY_VM_READV);
+    test_probe();
+    if (!fl_test_emulated()) test_reader(FL_MEMORY_VM_READV);
     test_reader(FL_MEMORY_PIPE);
     test_maps();
     test_format();

@@ -12,7 +12,8 @@ static fl_image_list_t g_list;
 /* The build-id readelf -n prints for path: length, or 0 if it prints none. */
 static unsigned readelf_build_id(const char *path, uint8_t *id, unsigned cap) {
     char cmd[FL_IMAGE_PATH_MAX + 64], line[1024];
-    snprintf(cmd, sizeof cmd, "readelf -n '%s' 2>/dev/null", path);
+    char host[FL_IMAGE_PATH_MAX];
+    snprintf(cmd, sizeof cmd, "readelf -n '%s' 2>/dev/null", fl_test_host_path(path, host, sizeof host));
     FILE *p = popen(cmd, "r");
     if (!p) return 0;
     unsigned len = 0;

@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <link.h>
 #include <stdlib.h>
+#include <sys/auxv.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
@@ -100,10 +101,10 @@ int main(void) {
     CHECK_STREQ(g_list.image[0].path, exe);
     for (unsigned i = 1; i < g_list.count; i++) CHECK(!g_list.image[i].is_main);
 
-    /* Exactly one vdso. */
+    /* Exactly one vdso, where the kernel gave one (qemu-user 7.2 gives its guests none). */
     unsigned vdsos = 0;
     for (unsigned i = 0; i < g_list.count; i++) vdsos += g_list.image[i].is_vdso;
-    CHECK_EQ_U64(vdsos, 1);
+    CHECK_EQ_U64(vdsos, getauxval(AT_SYSINFO_EHDR) != 0);
 
     /* Every object the loader knows, with the same bias, program headers and text range; and
      * nothing else (same count). */

@@ -32,8 +32,9 @@ static unsigned g_nnm;
 
 static void load_nm(const char *path, bool dynamic) {
     char cmd[FL_IMAGE_PATH_MAX + 64], line[4096];
+    char host[FL_IMAGE_PATH_MAX];
     snprintf(cmd, sizeof cmd, "nm --defined-only --format=sysv %s '%s' 2>/dev/null",
-             dynamic ? "-D" : "", path);
+             dynamic ? "-D" : "", fl_test_host_path(path, host, sizeof host));
     for (unsigned i = 0; i < g_nnm; i++) free(g_nm[i].name);
     g_nnm = 0;
     FILE *p = popen(cmd, "r");

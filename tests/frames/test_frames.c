@@ -47,7 +47,7 @@ static unsigned synth_walk(uint64_t pc, uint64_t sp, uint64_t fp, fl_frame_t *ou
         const char *n = fl_regs_name(i);
         if (!strcmp(n, "rip") || !strcmp(n, "pc")) r.r[i] = pc;
         if (!strcmp(n, "rsp") || !strcmp(n, "sp")) r.r[i] = sp;
-        if (!strcmp(n, "rbp") || !strcmp(n, "x29")) r.r[i] = fp;
+        if (!strcmp(n, "rbp") || !strcmp(n, "fp")) r.r[i] = fp;
     }
     fl_frames_walk_fp(&env, &r, out, max, res);
     return res->count;

@@ -61,7 +61,8 @@ NOINLINE static void badfp_c(void) {
 #if defined(__x86_64__)
     __asm__ volatile("movabs $0x00007fff0badf00d, %%rbp\n\tmovl $0, 0" ::: "memory");
 #elif defined(__aarch64__)
-    __asm__ volatile("movz x29, #0xf00d\n\tmovk x29, #0x0bad, lsl #16\n\tstr wzr, [xzr]" ::: "memory");
+    __asm__ volatile("movz x29, #0xf00d\n\tmovk x29, #0x0bad, lsl #16\n\tmov x9, #0\n\tstr wzr, [x9]"
+                     ::: "x9", "memory");
 #endif
 }
 NOINLINE static void badfp_b(void) { badfp_c(); NOTAIL(); }
@@ -197,6 +198,8 @@ int main(int argc, char **argv) {
     void (*run)(const char *) = NULL;
     for (size_t i = 0; i < sizeof g_scenarios / sizeof g_scenarios[0]; i++)
         if (!strcmp(s, g_scenarios[i].name)) run = g_scenarios[i].run;
+    for (unsigned i = 0; i < crasher_arch_scenario_count; i++)
+        if (!strcmp(s, crasher_arch_scenarios[i].name)) run = crasher_arch_scenarios[i].run;
     if (!run) {
         fprintf(stderr, "unknown scenario %s\n", s);
         return 2;

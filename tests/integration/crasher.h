@@ -9,6 +9,15 @@
 #define NOTAIL() __asm__ volatile("" ::: "memory")
 void omit_a(int depth);
 
+/* Scenarios in assembly for one architecture (crasher_leaf_<arch>.c), looked up after crasher.c's. */
+typedef struct {
+    const char *name;
+    void (*run)(const char *dir);
+} crasher_scenario_t;
+extern const crasher_scenario_t crasher_arch_scenarios[];
+extern const unsigned crasher_arch_scenario_count;
+void scenario_pac(const char *dir); /* arm64: crasher_pac_arm64.c */
+
 /* The main thread's crash for scenarios about other threads: null_a -> null_b -> null_c (SIGSEGV). */
 void null_a(void);
 
