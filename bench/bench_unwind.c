@@ -8,7 +8,8 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "frames/unwind_internal.h" /* fl_lu_unw_* and the loader shim's image list */
+#include "elf/elf.h"
+#include "frames/cfi_linux.h" /* fl_lu_unw_* and the loader shim's image list */
 
 #define MAXF 1024u
 

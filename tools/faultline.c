@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The faultline command-line tool: show and list crash reports. */
+/* The faultline command-line tool: show, list, symbolicate and triage crash reports; inspect and symbolicate binaries. */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -10,87 +10,98 @@
 
 #define EXIT_USAGE 2
 
-static const char usage_text[] =
-    "usage: faultline show [--json] [--symbols DIR]... REPORT\n"
-    "       faultline list DIR\n"
-    "\n"
-    "  show     print a report (text in the style of Apple's crash logs, or JSON)\n"
-    "           --symbols DIR  also look for symbol files in DIR: DIR/.build-id/xx/rest.debug\n"
-    "                          and DIR/<file name>; only files whose build-id matches are used\n"
-    "  list     print the reports waiting in a report directory, oldest first\n";
+static int usage(const char *msg) { return fl_tool_usage(msg); }
 
-static int usage(const char *msg) {
-    if (msg)
-        fprintf(stderr, "faultline: %s\n", msg);
-    fputs(usage_text, stderr);
-    return EXIT_USAGE;
-}
-
-/* Prints why a report could not be read; errno explains FL_EIO. */
-static void read_error(const char *path, int err) {
-    if (err == FL_EIO)
-        fprintf(stderr, "faultline: cannot read %s: %s\n", path, strerror(errno));
-    else
-        fprintf(stderr, "faultline: %s: %s\n", path, fl_strerror(err));
-}
-
-static int cmd_show(int argc, char **argv) {
-    bool json = false;
+/* `show` and `symbolicate REPORT`: one report in one format. */
+static int render_report(int argc, char **argv, fl_tool_format_t format, const char *cmd) {
     const char *path = NULL;
-    char **dirs = calloc((size_t)argc + 1, sizeof *dirs);
-    size_t ndirs = 0;
-    if (!dirs)
-        return 1;
+    fl_tool_cli_t c;
+    if (!fl_tool_cli_init(&c, argc)) return 1;
+    int rc = EXIT_USAGE;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
+        int k = fl_tool_cli_option(&c, argc, argv, &i);
+        if (k < 0) goto usage;
+        if (k > 0) continue;
         if (strcmp(a, "--json") == 0) {
-            json = true;
-        } else if (strcmp(a, "--symbols") == 0) {
-            if (++i == argc) {
-                free(dirs);
-                return usage("--symbols needs a directory");
+            format = FL_TOOL_FMT_JSON;
+        } else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
+            const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
+            if (!v || !fl_tool_format_parse(v, &format)) {
+                fprintf(stderr, "faultline: --format takes text, apple, tombstone or json\n");
+                goto usage;
             }
-            dirs[ndirs++] = argv[i];
-        } else if (strncmp(a, "--symbols=", 10) == 0) {
-            dirs[ndirs++] = (char *)a + 10;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "faultline: unknown option %s\n", a);
-            free(dirs);
-            return usage(NULL);
+            goto usage;
         } else if (path) {
-            free(dirs);
-            return usage("show takes one report");
+            fprintf(stderr, "faultline: %s takes one report\n", cmd);
+            goto usage;
         } else {
             path = a;
         }
     }
     if (!path) {
-        free(dirs);
-        return usage("show needs a report file");
+        fprintf(stderr, "faultline: %s needs a report file\n", cmd);
+        goto usage;
     }
     Faultline__Report *r;
     bool truncated;
     int err = fl_report_read_file(path, &r, &truncated);
     if (err) {
-        read_error(path, err);
-        free(dirs);
+        fl_tool_read_error(path, err);
+        fl_tool_cli_free(&c);
         return 1;
     }
-    fl_tool_symbolizer_t *sym = fl_tool_symbolizer_new(r, dirs, ndirs);
-    int rc = 1;
+    fl_tool_symstore_t *st = fl_tool_symstore_new(&c.sym);
+    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
+    rc = 1;
     if (!sym) {
         fprintf(stderr, "faultline: out of memory\n");
     } else {
-        if (json)
-            fl_tool_show_json(stdout, r, truncated, sym);
-        else
-            fl_tool_show_text(stdout, r, truncated, sym);
+        fl_tool_render(stdout, format, r, truncated, sym);
         rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
-        fl_tool_symbolizer_free(sym);
     }
+    fl_tool_symbolizer_free(sym);
+    fl_tool_symstore_free(st);
     fl_report_free(r);
-    free(dirs);
+    fl_tool_cli_free(&c);
     return rc;
+usage:
+    fl_tool_cli_free(&c);
+    return usage(NULL);
+}
+
+static int cmd_show(int argc, char **argv) {
+    return render_report(argc, argv, FL_TOOL_FMT_TEXT, "show");
+}
+
+/* Whether path starts with a report's first bytes: field 1, length 9, "faultline". */
+static bool is_report_file(const char *path) {
+    static const char magic[11] = "\x0a\x09" "faultline";
+    char buf[sizeof magic];
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    bool yes = fread(buf, 1, sizeof buf, f) == sizeof buf && memcmp(buf, magic, sizeof buf) == 0;
+    fclose(f);
+    return yes;
+}
+
+/* `symbolicate REPORT` when the first operand is a report, else `symbolicate FILE ADDR...`. */
+static int cmd_symbolicate(int argc, char **argv) {
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1]) {
+            /* Skip option values, so that the first operand is found. */
+            if (strcmp(a, "--symbols") == 0 || strcmp(a, "--cache-dir") == 0 ||
+                strcmp(a, "--format") == 0 || strcmp(a, "--arch") == 0)
+                i++;
+            continue;
+        }
+        if (is_report_file(a)) return render_report(argc, argv, FL_TOOL_FMT_JSON, "symbolicate");
+        break;
+    }
+    return fl_tool_cmd_symbolicate_addrs(argc, argv);
 }
 
 static int cmd_list(int argc, char **argv) {
@@ -136,13 +147,21 @@ int main(int argc, char **argv) {
         return usage(NULL);
     const char *cmd = argv[1];
     if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(usage_text, stdout);
+        fl_tool_usage_print(stdout);
         return 0;
     }
     if (strcmp(cmd, "show") == 0)
         return cmd_show(argc - 2, argv + 2);
     if (strcmp(cmd, "list") == 0)
         return cmd_list(argc - 2, argv + 2);
+    if (strcmp(cmd, "inspect") == 0)
+        return fl_tool_cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(cmd, "symbolicate") == 0)
+        return cmd_symbolicate(argc - 2, argv + 2);
+    if (strcmp(cmd, "triage") == 0)
+        return fl_tool_cmd_triage(argc - 2, argv + 2);
+    if (strcmp(cmd, "upload") == 0)
+        return fl_tool_cmd_upload(argc - 2, argv + 2);
     fprintf(stderr, "faultline: unknown command %s\n", cmd);
     return usage(NULL);
 }

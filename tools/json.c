@@ -11,11 +11,13 @@
  *  "process": {"pid", "path", "app_name", "app_version", "start_time"}, "time",
  *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
+ *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
  *  "annotations": {k: v},
  *  "threads_total" (threads the process had, of which "threads" lists at most max_threads;
  *                   null when the report does not say),
  *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
- *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset"}],
+ *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset", "file",
+ *                           "line"}],  (file and line: DWARF, null when unknown)
  *               "frames_truncated", "unwind_stop"}],
  *  "images": [{"path", "build_id", "build_id_kind", "slide", "start", "end", "text_start",
  *              "text_end", "is_main", "is_vdso", "path_truncated"}],
@@ -31,7 +33,7 @@ typedef struct json {
 
 /* Writes s as a JSON string. Invalid UTF-8 (paths need not be UTF-8) becomes U+FFFD so that
  * strict parsers accept the document. */
-static void put_string(FILE *o, const char *s) {
+void fl_tool_json_string(FILE *o, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', o);
     while (*p) {
@@ -81,7 +83,7 @@ static void next(json_t *j, const char *key) {
         fprintf(j->o, "\n%*s", 2 * j->depth, "");
     }
     if (key) {
-        put_string(j->o, key);
+        fl_tool_json_string(j->o, key);
         fputs(": ", j->o);
     }
 }
@@ -102,7 +104,7 @@ static void close_(json_t *j, char c) {
 static void j_str(json_t *j, const char *key, const char *s) {
     next(j, key);
     if (s)
-        put_string(j->o, s);
+        fl_tool_json_string(j->o, s);
     else
         fputs("null", j->o);
 }
@@ -180,6 +182,22 @@ static void signal_fields(json_t *j, const Faultline__Signal *s) {
     j_int(j, "crashed_tid", s->crashed_tid);
 }
 
+static void mach_fields(json_t *j, const Faultline__MachException *m) {
+    if (!m) {
+        j_null(j, "mach_exception");
+        return;
+    }
+    open_(j, "mach_exception", '{');
+    j_int(j, "type", m->type);
+    j_str(j, "name", m->name);
+    open_(j, "codes", '[');
+    for (size_t i = 0; i < m->n_codes; i++)
+        j_hex(j, NULL, m->codes[i]);
+    close_(j, ']');
+    j_str(j, "code_name", m->code_name);
+    close_(j, '}');
+}
+
 static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym) {
     open_(j, NULL, '{');
     j_int(j, "tid", t->tid);
@@ -208,6 +226,11 @@ static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer
             j_int(j, "offset", (int64_t)s.offset);
         else
             j_null(j, "offset");
+        j_str(j, "file", s.file);
+        if (s.file)
+            j_int(j, "line", s.line);
+        else
+            j_null(j, "line");
         close_(j, '}');
     }
     close_(j, ']');
@@ -246,6 +269,7 @@ void fl_tool_show_json(FILE *o, const Faultline__Report *r, bool truncated,
     j_bool(&j, "complete", r->complete);
     header_fields(&j, r->header);
     signal_fields(&j, r->signal);
+    mach_fields(&j, r->mach_exception);
     open_(&j, "annotations", '{');
     for (size_t i = 0; i < r->n_annotations; i++)
         j_str(&j, r->annotations[i]->key, r->annotations[i]->value);

@@ -5,19 +5,6 @@
 
 #include "tools/tool.h"
 
-/* Strings come from the crashed process: control characters are shown as '?' so that a thread
- * name cannot drive the terminal. Rotating buffers let one printf take several. */
-static const char *clean(const char *s) {
-    static char bufs[4][4096];
-    static unsigned next;
-    char *b = bufs[next++ % 4];
-    size_t i = 0;
-    for (; s && s[i] && i < sizeof bufs[0] - 1; i++)
-        b[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
-    b[i] = '\0';
-    return b;
-}
-
 static void row(FILE *o, const char *label, const char *value) {
     if (value && value[0])
         fprintf(o, "%-20s %s\n", label, value);
@@ -30,35 +17,35 @@ static void header_block(FILE *o, const Faultline__Header *h) {
         return;
     }
     snprintf(buf, sizeof buf, "%s [%" PRId32 "]",
-             h->process_path[0] ? clean(h->process_path) : "???", h->pid);
+             h->process_path[0] ? fl_tool_clean(h->process_path) : "???", h->pid);
     row(o, "Process:", buf);
-    row(o, "Identifier:", clean(h->app_name));
-    row(o, "Version:", clean(h->app_version));
+    row(o, "Identifier:", fl_tool_clean(h->app_name));
+    row(o, "Version:", fl_tool_clean(h->app_version));
     fl_tool_fmt_time(t, sizeof t, h->time_unix_ns);
     row(o, "Date/Time:", t);
     fl_tool_fmt_time(t, sizeof t, h->process_start_unix_ns);
     row(o, "Launch Time:", t);
-    snprintf(buf, sizeof buf, "%s %s%s%s%s", clean(h->os_name), clean(h->os_release),
-             h->os_version[0] ? " (" : "", clean(h->os_version), h->os_version[0] ? ")" : "");
+    snprintf(buf, sizeof buf, "%s %s%s%s%s", fl_tool_clean(h->os_name), fl_tool_clean(h->os_release),
+             h->os_version[0] ? " (" : "", fl_tool_clean(h->os_version), h->os_version[0] ? ")" : "");
     row(o, "OS Version:", buf);
-    row(o, "Hostname:", clean(h->hostname));
-    row(o, "Architecture:", h->arch ? fl_tool_arch_name(h->arch) : clean(h->machine));
+    row(o, "Hostname:", fl_tool_clean(h->hostname));
+    row(o, "Architecture:", h->arch ? fl_tool_arch_name(h->arch) : fl_tool_clean(h->machine));
     char id[2 * FL_TOOL_HEX_MAX + 1];
     fl_tool_hex(id, h->report_id.data, h->report_id.len);
     row(o, "Report Id:", id);
     row(o, "Report Kind:", fl_tool_kind_name(h->kind));
-    row(o, "Reason:", clean(h->reason));
+    row(o, "Reason:", fl_tool_clean(h->reason));
 }
 
 static void exception_block(FILE *o, const Faultline__Report *r) {
     const Faultline__Signal *s = r->signal;
     char buf[256];
+    if (r->mach_exception) {
+        fl_tool_mach_text(buf, sizeof buf, r->mach_exception);
+        row(o, "Mach Exception:", buf);
+    }
     if (s) {
-        char name[32], code[32];
-        snprintf(name, sizeof name, "signal %" PRId32, s->number);
-        snprintf(code, sizeof code, "code %" PRId32, s->code);
-        snprintf(buf, sizeof buf, "%s (%s)", s->name[0] ? clean(s->name) : name,
-                 s->code_name[0] ? clean(s->code_name) : code);
+        fl_tool_signal_text(buf, sizeof buf, s);
         row(o, "Exception Type:", buf);
         if (s->has_address) {
             snprintf(buf, sizeof buf, "0x%016" PRIx64, s->address);
@@ -73,7 +60,7 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
     if (c >= 0) {
         const Faultline__Thread *t = r->threads[c];
         snprintf(buf, sizeof buf, "%d (tid %" PRId32 ")%s%s", c, t->tid, t->name[0] ? " " : "",
-                 clean(t->name));
+                 fl_tool_clean(t->name));
         row(o, "Crashed Thread:", buf);
     } else if (s && s->crashed_tid) {
         snprintf(buf, sizeof buf, "tid %" PRId32 " (not in the report)", s->crashed_tid);
@@ -89,7 +76,7 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
 static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbolizer_t *sym) {
     const Faultline__Thread *t = r->threads[i];
     fprintf(o, "\nThread %zu (tid %" PRId32 ")%s%s:", i, t->tid, t->name[0] ? " " : "",
-            clean(t->name));
+            fl_tool_clean(t->name));
     if (t->crashed)
         fprintf(o, " [Crashed]");
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
@@ -100,17 +87,20 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
         fl_tool_sym_t s;
         fl_tool_symbolize(sym, f, k, &s);
         const char *image =
-            s.image >= 0 ? clean(fl_tool_basename(r->images[s.image]->path)) : "???";
+            s.image >= 0 ? fl_tool_clean(fl_tool_basename(r->images[s.image]->path)) : "???";
         fprintf(o, "%-4zu%-31s 0x%016" PRIx64, k, image[0] ? image : "???", f->pc);
         if (s.symbol)
-            fprintf(o, " %s + %" PRIu64 "\n", clean(s.symbol), s.offset);
+            fprintf(o, " %s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
         else
-            fprintf(o, " ???\n");
+            fprintf(o, " ???");
+        if (s.file)
+            fprintf(o, " (%s:%" PRIu32 ")", fl_tool_clean(fl_tool_basename(s.file)), s.line);
+        fputc('\n', o);
     }
     if (t->frames_truncated)
         fprintf(o, "    (more frames not captured)\n");
     if (t->unwind_stop[0])
-        fprintf(o, "    (unwind stopped: %s)\n", clean(t->unwind_stop));
+        fprintf(o, "    (unwind stopped: %s)\n", fl_tool_clean(t->unwind_stop));
 }
 
 static void registers_block(FILE *o, const Faultline__Report *r) {
@@ -121,7 +111,7 @@ static void registers_block(FILE *o, const Faultline__Report *r) {
     fprintf(o, "\nThread %d crashed with %s Thread State:\n", c,
             fl_tool_arch_name(r->header ? r->header->arch : 0));
     for (size_t k = 0; k < t->n_registers; k++)
-        fprintf(o, "%8s: 0x%016" PRIx64 "%s", clean(t->registers[k]->name), t->registers[k]->value,
+        fprintf(o, "%8s: 0x%016" PRIx64 "%s", fl_tool_clean(t->registers[k]->name), t->registers[k]->value,
                 k % 4 == 3 || k + 1 == t->n_registers ? "\n" : "");
 }
 
@@ -134,8 +124,8 @@ static void images_block(FILE *o, const Faultline__Report *r) {
         /* The end shown inclusive, as Apple's logs do. */
         fprintf(o, "0x%016" PRIx64 " - 0x%016" PRIx64 " %-24s <%s> %s%s\n", img->start,
                 img->end > img->start ? img->end - 1 : img->end,
-                clean(fl_tool_basename(img->path)), id[0] ? id : "no build-id",
-                clean(img->path), img->path_truncated ? "..." : "");
+                fl_tool_clean(fl_tool_basename(img->path)), id[0] ? id : "no build-id",
+                fl_tool_clean(img->path), img->path_truncated ? "..." : "");
     }
 }
 
@@ -150,8 +140,8 @@ void fl_tool_show_text(FILE *o, const Faultline__Report *r, bool truncated,
     if (r->n_annotations) {
         fprintf(o, "\nAnnotations:\n");
         for (size_t i = 0; i < r->n_annotations; i++)
-            fprintf(o, "  %s: %s\n", clean(r->annotations[i]->key),
-                    clean(r->annotations[i]->value));
+            fprintf(o, "  %s: %s\n", fl_tool_clean(r->annotations[i]->key),
+                    fl_tool_clean(r->annotations[i]->value));
     }
     for (size_t i = 0; i < r->n_threads; i++)
         thread_block(o, r, i, sym);
@@ -160,6 +150,6 @@ void fl_tool_show_text(FILE *o, const Faultline__Report *r, bool truncated,
     if (r->n_notes) {
         fprintf(o, "\nNotes:\n");
         for (size_t i = 0; i < r->n_notes; i++)
-            fprintf(o, "  - %s\n", clean(r->notes[i]->text));
+            fprintf(o, "  - %s\n", fl_tool_clean(r->notes[i]->text));
     }
 }

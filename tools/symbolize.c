@@ -1,99 +1,364 @@
 /* SPDX-License-Identifier: MIT */
-/* Offline symbolication: report frames against ELF files whose build-id matches the report's. */
+/* Offline symbolication: report frames against ELF and Mach-O files whose identity matches the report's. */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-#include "elf/elf.h"
 #include "tools/tool.h"
 
-typedef struct image_file {
-    bool tried;
-    fl_elf_file_t *f; /* NULL: no matching file */
-} image_file_t;
+#define DSYM_SCAN_MAX 4096u /* directory entries looked at per --symbols directory */
+#define STORE_MAX 65536u    /* distinct image identities one store keeps */
 
-struct fl_tool_symbolizer {
-    const Faultline__Report *r;
-    char *const *dirs;
-    size_t ndirs;
-    image_file_t *files; /* one per report image, looked up on first use */
+/* One image identity and recorded path: what was found for it, shared by every report that
+ * has it. The path is part of the key because the search starts from it (a recorded path
+ * that holds the file must not lend it to another path with the same id). */
+typedef struct ident {
+    int kind; /* Faultline__Image__BuildIdKind */
+    uint8_t id[FL_BUILD_ID_MAX];
+    unsigned len;
+    char *path;
+    fl_tool_symindex_t *ix; /* NULL: no matching file (or the index could not be built) */
+} ident_t;
+
+struct fl_tool_symstore {
+    fl_tool_symopts_t o;
+    ident_t **tab; /* open addressing by identity */
+    size_t cap, n;
+    ident_t none;  /* for images without an id, and when the table is full */
 };
 
-fl_tool_symbolizer_t *fl_tool_symbolizer_new(const Faultline__Report *r, char *const *dirs,
-                                             size_t ndirs) {
-    fl_tool_symbolizer_t *s = calloc(1, sizeof *s);
-    if (!s)
+struct fl_tool_symbolizer {
+    fl_tool_symstore_t *st;
+    const Faultline__Report *r;
+    ident_t **ids; /* per report image, resolved on first use */
+};
+
+fl_tool_symstore_t *fl_tool_symstore_new(const fl_tool_symopts_t *opts) {
+    fl_tool_symstore_t *st = calloc(1, sizeof *st);
+    if (!st) return NULL;
+    st->o = *opts;
+    st->cap = 64;
+    st->tab = calloc(st->cap, sizeof *st->tab);
+    if (!st->tab) {
+        free(st);
         return NULL;
-    s->files = calloc(r->n_images ? r->n_images : 1, sizeof *s->files);
-    if (!s->files) {
+    }
+    return st;
+}
+
+void fl_tool_symstore_free(fl_tool_symstore_t *st) {
+    if (!st) return;
+    for (size_t i = 0; i < st->cap; i++)
+        if (st->tab[i]) {
+            fl_tool_symindex_free(st->tab[i]->ix);
+            free(st->tab[i]->path);
+            free(st->tab[i]);
+        }
+    free(st->tab);
+    free(st);
+}
+
+fl_tool_symbolizer_t *fl_tool_symbolizer_new(fl_tool_symstore_t *st, const Faultline__Report *r) {
+    fl_tool_symbolizer_t *s = calloc(1, sizeof *s);
+    if (!s) return NULL;
+    s->ids = calloc(r->n_images ? r->n_images : 1, sizeof *s->ids);
+    if (!s->ids) {
         free(s);
         return NULL;
     }
+    s->st = st;
     s->r = r;
-    s->dirs = dirs;
-    s->ndirs = ndirs;
     return s;
 }
 
 void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s) {
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->r->n_images; i++)
-        if (s->files[i].f)
-            fl_elf_file_close(s->files[i].f);
-    free(s->files);
+    if (!s) return;
+    free(s->ids);
     free(s);
 }
 
-static bool id_matches(const fl_elf_file_t *f, const Faultline__Image *img) {
+/* ---- Finding the file ---- */
+
+/* The slice of b that is the recorded image, or -1. */
+static int matching_slice(fl_tool_bin_t *b, const Faultline__Image *img) {
+    if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_MACHO_UUID)
+        return fl_tool_bin_find_uuid(b, img->build_id.data, img->build_id.len);
+    fl_elf_file_t *elf = fl_tool_bin_elf(b);
+    if (!elf) return -1;
     uint8_t id[FL_BUILD_ID_MAX];
     unsigned n = 0;
     if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU) {
-        if (fl_elf_file_build_id(f, id, sizeof id, &n) != 0)
-            return false;
+        if (fl_elf_file_build_id(elf, id, sizeof id, &n) != 0) return -1;
     } else if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH) {
-        if (fl_elf_file_text_hash(f, id) != 0)
-            return false;
+        if (fl_elf_file_text_hash(elf, id) != 0) return -1;
         n = 16;
     } else {
-        return false;
+        return -1;
     }
-    return n == img->build_id.len && memcmp(id, img->build_id.data, n) == 0;
+    return n == img->build_id.len && memcmp(id, img->build_id.data, n) == 0 ? 0 : -1;
 }
 
-static fl_elf_file_t *open_matching(const char *path, const Faultline__Image *img) {
-    fl_elf_file_t *f;
-    if (fl_elf_file_open(path, &f) != 0)
-        return NULL;
-    if (id_matches(f, img))
-        return f;
-    fl_elf_file_close(f);
-    return NULL;
+/* The search state: the first match of the best quality the format allows ends it; else the
+ * first match of the best quality seen is kept. */
+typedef struct search {
+    const fl_tool_symopts_t *o;
+    const Faultline__Image *img;
+    fl_tool_bin_t *best;
+    unsigned slice;
+    int quality;
+    char *path;
+    bool done;
+    /* .gnu_debuglink of matches that lack lines: tried after the direct candidates. */
+    char *links[4];
+    uint32_t crcs[4];
+    char *link_dirs[4];
+    unsigned nlinks;
+} search_t;
+
+static int best_possible(const search_t *st) {
+    if (st->img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_MACHO_UUID)
+        return FL_TOOL_Q_SYMTAB;
+    return fl_tool_have_dwarf() ? FL_TOOL_Q_LINES : FL_TOOL_Q_SYMTAB;
 }
 
-static fl_elf_file_t *find_file(const fl_tool_symbolizer_t *s, const Faultline__Image *img) {
-    /* Without a recorded id nothing proves a file is the one that was loaded, and a wrong file
-     * gives confidently wrong names: no symbols then. */
-    if (img->build_id.len == 0)
-        return NULL;
-    fl_elf_file_t *f = img->path && img->path[0] ? open_matching(img->path, img) : NULL;
+static void note_debuglink(search_t *st, fl_tool_bin_t *b, const char *path) {
+    fl_elf_file_t *elf = fl_tool_bin_elf(b);
+    const char *link = elf ? fl_elf_file_debuglink(elf) : NULL;
+    uint32_t crc;
+    if (!link || !link[0] || strchr(link, '/') || st->nlinks == 4 ||
+        fl_elf_file_debuglink_crc(elf, &crc) != 0)
+        return;
+    char *dir = strdup(path), *name = strdup(link);
+    if (!dir || !name) {
+        free(dir);
+        free(name);
+        return;
+    }
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    else strcpy(dir, ".");
+    st->links[st->nlinks] = name;
+    st->link_dirs[st->nlinks] = dir;
+    st->crcs[st->nlinks++] = crc;
+}
+
+/* Whether the file's CRC-32 is crc (the .gnu_debuglink check; a debug file need not carry the
+ * build-id note). */
+static bool file_crc_is(const char *path, uint32_t crc) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct stat sb;
+    bool ok = false;
+    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
+        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            ok = fl_tool_crc32(0, m, (size_t)sb.st_size) == crc;
+            munmap(m, (size_t)sb.st_size);
+        }
+    }
+    close(fd);
+    return ok;
+}
+
+static void consider(search_t *st, fl_tool_bin_t *b, int slice, const char *path) {
+    int q = fl_tool_bin_quality(b, (unsigned)slice);
+    if (q < FL_TOOL_Q_LINES && fl_tool_bin_kind(b) == FL_TOOL_BIN_ELF) note_debuglink(st, b, path);
+    if (st->best && q <= st->quality) {
+        fl_tool_bin_close(b);
+        return;
+    }
+    char *p = strdup(path);
+    if (!p) {
+        fl_tool_bin_close(b);
+        return;
+    }
+    fl_tool_bin_close(st->best);
+    free(st->path);
+    st->best = b;
+    st->slice = (unsigned)slice;
+    st->quality = q;
+    st->path = p;
+    st->done = q >= best_possible(st);
+}
+
+static void try_path(search_t *st, const char *path) {
+    fl_tool_bin_t *b;
+    if (st->done || fl_tool_bin_open(path, &b) != 0) return;
+    int i = matching_slice(b, st->img);
+    if (i < 0) {
+        fl_tool_bin_close(b);
+        return;
+    }
+    consider(st, b, i, path);
+}
+
+static void try_fmt(search_t *st, const char *fmt, const char *a, const char *b, const char *c) {
+    char *path;
+    if (st->done || asprintf(&path, fmt, a, b, c) < 0) return;
+    try_path(st, path);
+    free(path);
+}
+
+/* A .gnu_debuglink candidate: identified by the CRC, and by the build-id when it has one. */
+static void try_link(search_t *st, const char *path, uint32_t crc) {
+    fl_tool_bin_t *b;
+    if (st->done || fl_tool_bin_open(path, &b) != 0) return;
+    if (fl_tool_bin_kind(b) != FL_TOOL_BIN_ELF || !file_crc_is(path, crc)) {
+        fl_tool_bin_close(b);
+        return;
+    }
+    uint8_t id[FL_BUILD_ID_MAX];
+    unsigned n;
+    if (st->img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU &&
+        fl_tool_bin_id(b, 0, id, sizeof id, &n) == 0 &&
+        (n != st->img->build_id.len || memcmp(id, st->img->build_id.data, n) != 0)) {
+        fl_tool_bin_close(b);
+        return;
+    }
+    consider(st, b, 0, path);
+}
+
+/* Every DIR/ *.dSYM/Contents/Resources/DWARF/ file: a bundle renamed or made for another name
+ * still matches by UUID. */
+static void try_dsyms(search_t *st, const char *dir) {
+    DIR *d = opendir(dir);
+    if (!d) return;
+    struct dirent *e;
+    for (unsigned n = 0; !st->done && n < DSYM_SCAN_MAX && (e = readdir(d)); n++) {
+        size_t len = strlen(e->d_name);
+        if (len < 6 || strcmp(e->d_name + len - 5, ".dSYM") != 0) continue;
+        char *dwarf;
+        if (asprintf(&dwarf, "%s/%s/Contents/Resources/DWARF", dir, e->d_name) < 0) break;
+        DIR *dd = opendir(dwarf);
+        struct dirent *f;
+        for (unsigned m = 0; dd && !st->done && m < DSYM_SCAN_MAX && (f = readdir(dd)); m++)
+            if (f->d_name[0] != '.') try_fmt(st, "%s/%s%s", dwarf, f->d_name, "");
+        if (dd) closedir(dd);
+        free(dwarf);
+    }
+    closedir(d);
+}
+
+/* The user's --symbols directories come before the recorded path, which often holds a stripped
+ * copy of the same build. */
+static void find_file(const fl_tool_symstore_t *store, const Faultline__Image *img, search_t *st) {
+    const fl_tool_symopts_t *o = &store->o;
     const char *base = fl_tool_basename(img->path);
+    bool macho = img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_MACHO_UUID;
+    bool gnu = img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU &&
+               img->build_id.len >= 2;
     char hex[2 * FL_TOOL_HEX_MAX + 1];
     fl_tool_hex(hex, img->build_id.data, img->build_id.len);
-    for (size_t i = 0; !f && i < s->ndirs; i++) {
-        char *path;
+    for (size_t i = 0; i < o->ndirs && !st->done; i++) {
+        const char *dir = o->dirs[i];
         /* The .build-id tree is named by GNU build-id; a text hash has no entry there. */
-        if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU &&
-            img->build_id.len >= 2 &&
-            asprintf(&path, "%s/.build-id/%.2s/%s.debug", s->dirs[i], hex, hex + 2) >= 0) {
-            f = open_matching(path, img);
-            free(path);
-        }
-        if (!f && base[0] && asprintf(&path, "%s/%s", s->dirs[i], base) >= 0) {
-            f = open_matching(path, img);
-            free(path);
-        }
+        if (gnu) try_fmt(st, "%s/.build-id/%.2s/%s.debug", dir, hex, hex + 2);
+        if (base[0]) try_fmt(st, "%s/%s%s", dir, base, "");
+        if (macho && base[0]) try_fmt(st, "%s/%s.dSYM/Contents/Resources/DWARF/%s", dir, base, base);
+        if (macho) try_dsyms(st, dir);
     }
-    return f;
+    if (img->path && img->path[0] && !img->path_truncated) try_path(st, img->path);
+    /* gdb's order for a debug link: next to the file, its .debug/, the global directory. */
+    for (unsigned k = 0; k < st->nlinks && !st->done; k++) {
+        const char *d = st->link_dirs[k], *n = st->links[k];
+        char *p;
+        if (asprintf(&p, "%s/%s", d, n) >= 0) {
+            try_link(st, p, st->crcs[k]);
+            free(p);
+        }
+        if (!st->done && asprintf(&p, "%s/.debug/%s", d, n) >= 0) {
+            try_link(st, p, st->crcs[k]);
+            free(p);
+        }
+        if (!st->done && o->system_dir && d[0] == '/' && asprintf(&p, "%s%s/%s", o->system_dir, d, n) >= 0) {
+            try_link(st, p, st->crcs[k]);
+            free(p);
+        }
+        for (size_t i = 0; i < o->ndirs && !st->done; i++)
+            if (asprintf(&p, "%s/%s", o->dirs[i], n) >= 0) {
+                try_link(st, p, st->crcs[k]);
+                free(p);
+            }
+    }
+    if (gnu && o->system_dir) try_fmt(st, "%s/.build-id/%.2s/%s.debug", o->system_dir, hex, hex + 2);
+}
+
+static void resolve(fl_tool_symstore_t *store, const Faultline__Image *img, ident_t *id) {
+    search_t st = {.o = &store->o, .img = img};
+    find_file(store, img, &st);
+    if (st.best) {
+        /* A text hash folds 4 KiB into 16 bytes: too weak to key a cache entry on. */
+        const char *cache =
+            img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH ? NULL
+                                                                                      : store->o.cache_dir;
+        int e = fl_tool_symindex_get(st.best, st.slice, st.path, cache, &id->ix);
+        if (e)
+            fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", st.path, fl_strerror(e));
+        fl_tool_bin_close(st.best);
+    }
+    free(st.path);
+    for (unsigned k = 0; k < st.nlinks; k++) {
+        free(st.links[k]);
+        free(st.link_dirs[k]);
+    }
+}
+
+static uint64_t ident_hash(int kind, const uint8_t *p, size_t n, const char *path) {
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)kind;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 1099511628211ull;
+    for (; *path; path++) h = (h ^ (unsigned char)*path) * 1099511628211ull;
+    return h;
+}
+
+static bool store_grow(fl_tool_symstore_t *st) {
+    size_t cap = st->cap * 2;
+    ident_t **t = calloc(cap, sizeof *t);
+    if (!t) return false;
+    for (size_t i = 0; i < st->cap; i++) {
+        ident_t *e = st->tab[i];
+        if (!e) continue;
+        size_t k = ident_hash(e->kind, e->id, e->len, e->path) & (cap - 1);
+        while (t[k]) k = (k + 1) & (cap - 1);
+        t[k] = e;
+    }
+    free(st->tab);
+    st->tab = t;
+    st->cap = cap;
+    return true;
+}
+
+/* The store's entry for the image's identity, resolved (files searched) when new. */
+static ident_t *lookup_ident(fl_tool_symstore_t *st, const Faultline__Image *img) {
+    /* Without a recorded id nothing proves a file is the one that was loaded, and a wrong file
+     * gives confidently wrong names: no symbols then. */
+    size_t len = img->build_id.len;
+    if (len == 0 || len > FL_BUILD_ID_MAX) return &st->none;
+    int kind = img->build_id_kind;
+    if (st->n * 2 >= st->cap && (st->n >= STORE_MAX || !store_grow(st))) return &st->none;
+    const char *path = img->path ? img->path : "";
+    size_t k = ident_hash(kind, img->build_id.data, len, path) & (st->cap - 1);
+    for (; st->tab[k]; k = (k + 1) & (st->cap - 1)) {
+        ident_t *e = st->tab[k];
+        if (e->kind == kind && e->len == len && memcmp(e->id, img->build_id.data, len) == 0 &&
+            strcmp(e->path, path) == 0)
+            return e;
+    }
+    ident_t *e = calloc(1, sizeof *e);
+    if (!e || !(e->path = strdup(path))) {
+        free(e);
+        return &st->none;
+    }
+    e->kind = kind;
+    e->len = (unsigned)len;
+    memcpy(e->id, img->build_id.data, len);
+    st->tab[k] = e;
+    st->n++;
+    resolve(st, img, e);
+    return e;
 }
 
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
@@ -107,24 +372,20 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
             break;
         }
     }
-    if (out->image < 0)
-        return;
+    if (out->image < 0) return;
     const Faultline__Image *img = r->images[out->image];
-    image_file_t *file = &s->files[out->image];
-    if (!file->tried) {
-        file->tried = true;
-        file->f = find_file(s, img);
-    }
-    if (!file->f)
-        return;
+    if (!s->ids[out->image]) s->ids[out->image] = lookup_ident(s->st, img);
+    const fl_tool_symindex_t *ix = s->ids[out->image]->ix;
+    if (!ix) return;
     uint64_t back =
         index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT && f->pc > img->start;
-    const char *name;
-    uint64_t off;
     /* Unsigned wrap-around makes this right for a negative load bias too. */
-    if (fl_elf_file_symbolize(file->f, f->pc - back - img->slide, &name, &off) == 0 && name &&
-        name[0]) {
-        out->symbol = name;
-        out->offset = off + back;
+    uint64_t addr = f->pc - back - img->slide;
+    fl_tool_loc_t loc;
+    if (fl_tool_symindex_lookup(ix, addr, true, &loc) && loc.name[0]) {
+        out->symbol = loc.name;
+        out->offset = addr - loc.sym_addr + back;
     }
+    out->file = loc.file;
+    out->line = loc.line;
 }

@@ -8,27 +8,141 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "elf/elf.h"
 #include "faultline.pb-c.h"
+#include "macho/macho.h"
 
 /* Everything here is NOT AS-SAFE. */
 
-/* ---- Symbolication (symbolize.c) ---- */
+/* ---- Binaries: ELF files and thin or fat Mach-O files (binfile.c) ---- */
 
+typedef struct fl_tool_bin fl_tool_bin_t;
+enum { FL_TOOL_BIN_ELF = 1, FL_TOOL_BIN_MACHO = 2 };
+
+/* Opens a 64-bit ELF file (x86_64, aarch64) or a Mach-O file, thin or fat. FL_EIO (errno says
+ * why), FL_EBADDATA (neither, or malformed), FL_ENOSYS (32-bit Mach-O), FL_ENOMEM. A fat file
+ * opens even when some slices are malformed: fl_tool_bin_error tells which. */
+int fl_tool_bin_open(const char *path, fl_tool_bin_t **out);
+void fl_tool_bin_close(fl_tool_bin_t *b);
+int fl_tool_bin_kind(const fl_tool_bin_t *b);
+/* Images in the file: the slices of a Mach-O file, 1 for ELF. */
+unsigned fl_tool_bin_count(const fl_tool_bin_t *b);
+bool fl_tool_bin_is_fat(const fl_tool_bin_t *b);
+const char *fl_tool_bin_arch(const fl_tool_bin_t *b, unsigned i); /* "x86_64", "arm64", ... */
+int fl_tool_bin_error(const fl_tool_bin_t *b, unsigned i);       /* slice i's parse error, or 0 */
+const fl_macho_image_t *fl_tool_bin_macho(const fl_tool_bin_t *b, unsigned i); /* NULL: not one */
+fl_elf_file_t *fl_tool_bin_elf(const fl_tool_bin_t *b);                      /* NULL: not ELF */
+/* The image's identity: LC_UUID (16 bytes) or the ELF GNU build-id. FL_ENOTFOUND if none. */
+int fl_tool_bin_id(const fl_tool_bin_t *b, unsigned i, uint8_t *id, unsigned cap, unsigned *len);
+/* The slice whose LC_UUID equals uuid, or with the architecture arch; -1 if none. */
+int fl_tool_bin_find_uuid(const fl_tool_bin_t *b, const uint8_t *uuid, size_t len);
+int fl_tool_bin_find_arch(const fl_tool_bin_t *b, const char *arch);
+/* Symbols available for lookups (builds the index on first use); negative FL_E* on failure. */
+long fl_tool_bin_symbol_count(fl_tool_bin_t *b, unsigned i);
+/* Nearest preceding symbol of file address addr in image i: its name as stored (see
+ * fl_tool_symbol_display) and addr's offset from it. FL_ENOTFOUND if none covers addr. */
+int fl_tool_bin_symbolize(fl_tool_bin_t *b, unsigned i, uint64_t addr, const char **name,
+                          uint64_t *off);
+/* The name to show: Mach-O's leading '_' dropped, C++ demangled where the build has a demangler
+ * (demangle_<platform>.c). Returns raw (or a suffix of it) or buf. */
+const char *fl_tool_symbol_display(const char *raw, int kind, char *buf, size_t cap);
+/* Demangles an Itanium C++ name into buf (cut to cap); false if it is not one or there is no
+ * demangler. Swift names are never demangled. */
+bool fl_tool_demangle(const char *name, char *buf, size_t cap);
+
+/* ---- Symbol index: one image's symbols and lines, built once, cached on disk (symindex.c) ---- */
+
+/* What a symbol file offers, in increasing order; the search keeps the best file it finds. */
+enum {
+    FL_TOOL_Q_NONE = 0,    /* no symbols */
+    FL_TOOL_Q_EXPORTS = 1, /* exported names only: ELF .dynsym, Mach-O without local symbols */
+    FL_TOOL_Q_SYMTAB = 2,  /* every function: ELF .symtab, Mach-O with local symbols */
+    FL_TOOL_Q_LINES = 3    /* and DWARF line tables (ELF, with libdw) */
+};
+
+#define FL_TOOL_SYMINDEX_VERSION 1u   /* of the cache file format; part of its directory name */
+#define FL_TOOL_NAME_MAX 4096u        /* longer display names are cut */
+#define FL_TOOL_CACHE_MAX_BYTES (1ull << 30) /* the cache prunes its oldest entries past this */
+
+typedef struct fl_tool_symindex fl_tool_symindex_t;
+
+/* What the index says of one file address. */
+typedef struct fl_tool_loc {
+    const char *name;  /* display name (Mach-O '_' dropped, C++ demangled); NULL: no symbol */
+    uint64_t sym_addr; /* the symbol's file address */
+    const char *file;  /* source file from the DWARF line table; NULL: unknown */
+    uint32_t line;
+} fl_tool_loc_t;
+
+/* The quality slice i of b offers (FL_TOOL_Q_*): cheap, reads no symbol table contents. */
+int fl_tool_bin_quality(fl_tool_bin_t *b, unsigned i);
+/* The index of slice i of b, opened from `path`. With a cache directory (NULL: none) and an
+ * identity (GNU build-id or LC_UUID), the index is read from `cache_dir`/symbols-v<version>/
+ * <id>-q<quality>-<CRC-32 of the symbol tables>.fsi when a valid entry is there, else built and
+ * stored there atomically (a damaged entry is rebuilt; a failure to store is not an error).
+ * FL_ENOMEM, FL_EBADDATA. */
+int fl_tool_symindex_get(fl_tool_bin_t *b, unsigned i, const char *path, const char *cache_dir,
+                         fl_tool_symindex_t **out);
+void fl_tool_symindex_free(fl_tool_symindex_t *ix);
+/* Looks up a file address. Always fills *out (name NULL when no symbol covers addr, file NULL
+ * when no line row does or `lines` is false); returns true when a symbol was found. */
+bool fl_tool_symindex_lookup(const fl_tool_symindex_t *ix, uint64_t addr, bool lines,
+                             fl_tool_loc_t *out);
+int fl_tool_symindex_quality(const fl_tool_symindex_t *ix);
+size_t fl_tool_symindex_count(const fl_tool_symindex_t *ix); /* symbol ranges */
+size_t fl_tool_symindex_lines(const fl_tool_symindex_t *ix); /* line rows */
+/* Whether the last fl_tool_symindex_get came from the cache (for tests and benchmarks). */
+bool fl_tool_symindex_from_cache(const fl_tool_symindex_t *ix);
+
+/* The cache directory: $FAULTLINE_CACHE_DIR, else $XDG_CACHE_HOME/faultline, else
+ * $HOME/.cache/faultline; "" or "off" in $FAULTLINE_CACHE_DIR disables it (returns NULL). */
+const char *fl_tool_cache_dir(char *buf, size_t cap);
+
+/* DWARF line rows of an ELF file (lines_libdw.c, or lines_none.c without libdw): fn is called
+ * for every row of every compilation unit, end_sequence rows included, until it returns
+ * nonzero. FL_ENOTFOUND without DWARF, FL_ENOSYS in a build without libdw, FL_EIO. */
+typedef int (*fl_tool_line_fn)(void *ctx, uint64_t addr, const char *file, uint32_t line,
+                               bool end_sequence);
+int fl_tool_dwarf_lines(const char *path, fl_tool_line_fn fn, void *ctx);
+bool fl_tool_have_dwarf(void); /* whether this build reads DWARF lines */
+
+/* ---- Symbolication of reports (symbolize.c) ---- */
+
+/* Where to look for symbol files and where to cache indexes; shared by many reports. */
+typedef struct fl_tool_symopts {
+    char *const *dirs; /* --symbols directories, searched first */
+    size_t ndirs;
+    const char *cache_dir;   /* NULL: no on-disk cache */
+    const char *system_dir;  /* the global debug directory ("/usr/lib/debug"); NULL: none */
+} fl_tool_symopts_t;
+
+typedef struct fl_tool_symstore fl_tool_symstore_t;
 typedef struct fl_tool_symbolizer fl_tool_symbolizer_t;
 
 /* A frame as resolved against the report's images. */
 typedef struct fl_tool_sym {
     int image;          /* index into report->images whose [start, end) holds the pc, or -1 */
-    const char *symbol; /* NULL unless a file with the image's build-id was found and resolves it */
+    const char *symbol; /* NULL unless a file with the image's build-id was found and resolves it;
+                         * the display form, owned by the store */
     uint64_t offset;    /* recorded pc - symbol address */
+    const char *file;   /* source file of the (looked-up) pc, or NULL */
+    uint32_t line;
 } fl_tool_sym_t;
 
-/* Symbol files are looked up per image: at the image's recorded path, then in each of `dirs`
- * as DIR/.build-id/xx/rest.debug and DIR/<basename>. A file is used only when its build-id (or
- * text hash, for BUILD_ID_TEXT_HASH images) equals the recorded one. Opened files are cached
- * until fl_tool_symbolizer_free. NULL on allocation failure. */
-fl_tool_symbolizer_t *fl_tool_symbolizer_new(const Faultline__Report *r, char *const *dirs,
-                                             size_t ndirs);
+/* Symbol files are looked up once per image identity and kept for the store's lifetime.
+ * ELF (by GNU build-id, or text hash): each DIR/.build-id/xx/rest.debug and DIR/<basename>, the
+ * recorded path, then the .gnu_debuglink of any match that lacks symbols or lines (next to it,
+ * in its .debug/, in system_dir/<its dir>/ and in each DIR, CRC32 checked), then
+ * system_dir/.build-id/xx/rest.debug. Mach-O (by LC_UUID, the matching slice of a fat file):
+ * DIR/<basename>, DIR/<basename>.dSYM/Contents/Resources/DWARF/<basename>, every DIR/ *.dSYM
+ * bundle's DWARF files, then the recorded path. A file is used only when its identity equals the
+ * recorded one; the search ends at the first file of the best quality the format allows, else
+ * keeps the first of the best quality found. A text-hash id never proves much: its indexes are
+ * not cached. The copy of opts is shallow. NULL on allocation failure. */
+fl_tool_symstore_t *fl_tool_symstore_new(const fl_tool_symopts_t *opts);
+void fl_tool_symstore_free(fl_tool_symstore_t *st);
+/* One report's view of the store (which must outlive it). NULL on allocation failure. */
+fl_tool_symbolizer_t *fl_tool_symbolizer_new(fl_tool_symstore_t *st, const Faultline__Report *r);
 void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s);
 /* Resolves frame `index` of a thread. Callers' pcs are return addresses, so they are looked up
  * at pc-1 (the call, which may be the last instruction of its function) while the offset stays
@@ -36,19 +150,103 @@ void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s);
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
                        fl_tool_sym_t *out);
 
-/* ---- Renderings (show.c, json.c) ---- */
+/* ---- Crash signatures (signature.c; rules in docs/triage.md) ---- */
 
-/* Text in the spirit of Apple's crash log. */
+#define FL_TOOL_SIG_FRAMES 3u      /* frames in a signature by default */
+#define FL_TOOL_SIG_FRAMES_MAX 32u
+#define FL_TOOL_SIG_NAME_MAX 256u  /* a normalised frame name is cut to this many bytes */
+#define FL_TOOL_SIG_MAX (FL_TOOL_SIG_FRAMES_MAX * (FL_TOOL_SIG_NAME_MAX + 3))
+#define FL_TOOL_SIG_SCAN_MAX 1024u /* frames looked at (deep recursion collapses within these) */
+
+/* The grouping form of a display name: " [clone ...]" and GCC/LLVM clone suffixes (.cold,
+ * .constprop.N, .isra.N, .part.N, .lto_priv.N, .localalias, .llvm.N, ...) removed, template
+ * arguments replaced by <T>, the parameter list and what follows it (cv/ref qualifiers)
+ * removed, a leading return type removed. buf[cap], cap >= 2; the result is cut to cap - 1. */
+void fl_tool_sig_normalize(const char *name, char *buf, size_t cap);
+/* Whether a normalised name is crash machinery, skipped at the top of the crashed stack:
+ * abort/raise/pthread_kill, assertion and fortify failures, glibc's malloc_printerr and the
+ * allocator's internals, C++ terminate/throw helpers, signal trampolines, faultline's own
+ * fl_* functions. */
+bool fl_tool_sig_is_machinery(const char *normalized);
+/* The thread a signature is taken from: the crashed one, else (snapshots) the first; -1 if
+ * the report has no thread with frames. */
+int fl_tool_sig_thread(const Faultline__Report *r);
+/* The signature of the report: up to nframes keys of that thread's frames, joined by " | ",
+ * after skipping the leading machinery (up to the last machinery frame of the leading run of
+ * machinery and unnamed frames) and collapsing runs of equal keys (recursion). A frame's key
+ * is its normalised symbol, else "<image basename>+0x<file address>", else "?" (no image).
+ * Returns the length, or -1 when the report has no thread with frames. */
+int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsigned nframes,
+                      char *buf, size_t cap);
+
+/* ---- Command-line plumbing shared by show, symbolicate and triage (cli.c) ---- */
+
+/* The symbol options of a command line: --symbols DIR (repeatable), --cache-dir DIR,
+ * --no-cache. The default cache is fl_tool_cache_dir's; system_dir is /usr/lib/debug unless
+ * $FAULTLINE_DEBUG_DIR says otherwise ("" for none). */
+typedef struct fl_tool_cli {
+    fl_tool_symopts_t sym;
+    char **dirs; /* argv-sized */
+    char cache_buf[4096];
+} fl_tool_cli_t;
+
+/* Starts c for argc arguments; false on allocation failure. */
+bool fl_tool_cli_init(fl_tool_cli_t *c, int argc);
+void fl_tool_cli_free(fl_tool_cli_t *c);
+/* If argv[*i] is a symbol option, consumes it (and its value): 1; not one: 0; a value is
+ * missing: -1 (the message is printed). */
+int fl_tool_cli_option(fl_tool_cli_t *c, int argc, char **argv, int *i);
+/* Prints the usage text (after msg, if any) to stderr; returns the usage exit status, 2. */
+int fl_tool_usage(const char *msg);
+void fl_tool_usage_print(FILE *o);
+/* Prints why a report could not be read (errno explains FL_EIO). */
+void fl_tool_read_error(const char *path, int err);
+
+/* ---- Commands (inspect.c, triage.c, upload_cmd.c) ---- */
+
+/* `faultline inspect` and `faultline symbolicate FILE ADDR...`: argv after the command name.
+ * Return the process exit status. */
+int fl_tool_cmd_inspect(int argc, char **argv);
+int fl_tool_cmd_symbolicate_addrs(int argc, char **argv);
+/* `faultline triage DIR...`. */
+int fl_tool_cmd_triage(int argc, char **argv);
+/* `faultline upload [options] DIR URL` (upload_cmd.c): exit status 0 when all was delivered. */
+int fl_tool_cmd_upload(int argc, char **argv);
+
+/* ---- Renderings (show.c, apple.c, tombstone.c, json.c) ---- */
+
+typedef enum fl_tool_format {
+    FL_TOOL_FMT_TEXT,      /* faultline's own layout, Apple-like (the default of show) */
+    FL_TOOL_FMT_APPLE,     /* close to Apple's crash log (.crash) */
+    FL_TOOL_FMT_TOMBSTONE, /* close to Android's tombstone text */
+    FL_TOOL_FMT_JSON
+} fl_tool_format_t;
+
+/* "text", "apple", "tombstone", "json"; false for anything else. */
+bool fl_tool_format_parse(const char *name, fl_tool_format_t *out);
+void fl_tool_render(FILE *out, fl_tool_format_t f, const Faultline__Report *r, bool truncated,
+                    fl_tool_symbolizer_t *s);
+
 void fl_tool_show_text(FILE *out, const Faultline__Report *r, bool truncated,
                        fl_tool_symbolizer_t *s);
+void fl_tool_show_apple(FILE *out, const Faultline__Report *r, bool truncated,
+                        fl_tool_symbolizer_t *s);
+void fl_tool_show_tombstone(FILE *out, const Faultline__Report *r, bool truncated,
+                            fl_tool_symbolizer_t *s);
 /* The JSON document other tools parse (its shape is described in json.c). */
 void fl_tool_show_json(FILE *out, const Faultline__Report *r, bool truncated,
                        fl_tool_symbolizer_t *s);
 
 /* ---- Formatting helpers (format.c) ---- */
 
+/* Writes s as a JSON string literal; invalid UTF-8 becomes U+FFFD (json.c). */
+void fl_tool_json_string(FILE *o, const char *s);
+
 #define FL_TOOL_HEX_MAX 64u /* bytes rendered by fl_tool_hex; longer input is cut */
 
+/* CRC-32 (ISO-HDLC, as zlib and .gnu_debuglink use it) of n bytes, continuing from crc (0 to
+ * start). */
+uint32_t fl_tool_crc32(uint32_t crc, const void *p, size_t n);
 /* "2024-05-01T12:00:00.123Z"; "" for 0. buf >= 40 bytes. */
 void fl_tool_fmt_time(char *buf, size_t cap, uint64_t unix_ns);
 const char *fl_tool_basename(const char *path);
@@ -61,5 +259,12 @@ const char *fl_tool_method_name(int method);
 const char *fl_tool_state_name(int state);
 const char *fl_tool_build_id_kind_name(int kind);
 const char *fl_tool_kind_name(int kind);
+/* Strings from the crashed process with control characters shown as '?', so that a thread
+ * name cannot drive the terminal; four rotating buffers let one printf take several. */
+const char *fl_tool_clean(const char *s);
+/* "SIGSEGV (SEGV_MAPERR)" or numbers where names are missing. */
+void fl_tool_signal_text(char *buf, size_t cap, const Faultline__Signal *s);
+/* "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10"; "" without a Mach exception. */
+void fl_tool_mach_text(char *buf, size_t cap, const Faultline__MachException *m);
 
 #endif

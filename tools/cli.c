@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* Command-line plumbing shared by the faultline commands: usage, symbol options, formats. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/tool.h"
+
+#define EXIT_USAGE 2
+
+static const char usage_text[] =
+    "usage: faultline show [--format text|apple|tombstone|json] [--json] [SYMBOL OPTIONS] REPORT\n"
+    "       faultline symbolicate [--format FORMAT] [SYMBOL OPTIONS] REPORT\n"
+    "       faultline symbolicate [--arch ARCH] [--lines] [--cache-dir DIR | --no-cache] FILE [ADDR...]\n"
+    "       faultline triage [--json] [--frames N] [--no-progress] [SYMBOL OPTIONS] DIR|REPORT...\n"
+    "       faultline list DIR\n"
+    "       faultline inspect [--json] [--unwind] FILE\n"
+    "       faultline upload [--gzip] [--token-file FILE] [options] DIR URL\n"
+    "\n"
+    "  show         print a report: --format text (default; faultline's Apple-like layout),\n"
+    "               apple (Apple's crash log layout), tombstone (Android's), json (= --json)\n"
+    "  symbolicate  REPORT (a file starting with the faultline magic): the report with\n"
+    "               symbols, as JSON unless --format says otherwise (docs/symbolication.md).\n"
+    "               FILE ADDR...: resolve file addresses (hex; read from stdin, one a line,\n"
+    "               when none are given) to `symbol + offset`, one line each (\"??\" when\n"
+    "               unknown); --lines appends \" (file:line)\" from DWARF; --arch picks the\n"
+    "               slice of a fat file\n"
+    "  triage       symbolicate every report of the directories (or the report files) and\n"
+    "               group them by crash signature, largest group first (docs/triage.md);\n"
+    "               --frames N: frames in a signature (default 3)\n"
+    "  list         print the reports waiting in a report directory, oldest first\n"
+    "  inspect      print an ELF or Mach-O (thin or fat) file's architecture(s), UUID or\n"
+    "               build-id, segments and symbol count; --unwind adds each function's\n"
+    "               compact-unwind rule (Mach-O)\n"
+    "  upload       POST each pending report of DIR to URL, oldest first; delete it after a\n"
+    "               2xx; one line per report, then a summary; exit status 1 if any was kept\n"
+    "               or quarantined (run `faultline upload` alone for its options; the bearer\n"
+    "               token comes from --token-file or $FAULTLINE_UPLOAD_TOKEN)\n"
+    "\n"
+    "  SYMBOL OPTIONS\n"
+    "    --symbols DIR    also look for symbol files in DIR (repeatable): ELF as\n"
+    "                     DIR/.build-id/xx/rest.debug, DIR/<file name> and the\n"
+    "                     .gnu_debuglink name; Mach-O as DIR/<file name>, DIR/<file name>.dSYM\n"
+    "                     and any DIR/*.dSYM; only files whose build-id or LC_UUID matches are\n"
+    "                     used. /usr/lib/debug ($FAULTLINE_DEBUG_DIR) is searched last.\n"
+    "    --cache-dir DIR  keep symbol indexes in DIR (default $FAULTLINE_CACHE_DIR, else\n"
+    "                     $XDG_CACHE_HOME/faultline, else ~/.cache/faultline)\n"
+    "    --no-cache       neither read nor write the index cache\n";
+
+void fl_tool_usage_print(FILE *o) { fputs(usage_text, o); }
+
+int fl_tool_usage(const char *msg) {
+    if (msg) fprintf(stderr, "faultline: %s\n", msg);
+    fputs(usage_text, stderr);
+    return EXIT_USAGE;
+}
+
+void fl_tool_read_error(const char *path, int err) {
+    if (err == FL_EIO)
+        fprintf(stderr, "faultline: cannot read %s: %s\n", path, strerror(errno));
+    else
+        fprintf(stderr, "faultline: %s: %s\n", path, fl_strerror(err));
+}
+
+bool fl_tool_cli_init(fl_tool_cli_t *c, int argc) {
+    memset(c, 0, sizeof *c);
+    c->dirs = calloc((size_t)argc + 1, sizeof *c->dirs);
+    if (!c->dirs) return false;
+    c->sym.dirs = c->dirs;
+    c->sym.cache_dir = fl_tool_cache_dir(c->cache_buf, sizeof c->cache_buf);
+    const char *sys = getenv("FAULTLINE_DEBUG_DIR");
+    c->sym.system_dir = sys ? (sys[0] ? sys : NULL) : "/usr/lib/debug";
+    return true;
+}
+
+void fl_tool_cli_free(fl_tool_cli_t *c) { free(c->dirs); }
+
+int fl_tool_cli_option(fl_tool_cli_t *c, int argc, char **argv, int *i) {
+    const char *a = argv[*i];
+    const char *value = NULL;
+    bool symbols = false, cache = false;
+    if (strcmp(a, "--symbols") == 0 || strcmp(a, "--cache-dir") == 0) {
+        if (*i + 1 == argc) {
+            fprintf(stderr, "faultline: %s needs a directory\n", a);
+            return -1;
+        }
+        symbols = a[2] == 's';
+        cache = !symbols;
+        value = argv[++*i];
+    } else if (strncmp(a, "--symbols=", 10) == 0) {
+        symbols = true;
+        value = a + 10;
+    } else if (strncmp(a, "--cache-dir=", 12) == 0) {
+        cache = true;
+        value = a + 12;
+    } else if (strcmp(a, "--no-cache") == 0) {
+        c->sym.cache_dir = NULL;
+        return 1;
+    } else {
+        return 0;
+    }
+    if (symbols) c->dirs[c->sym.ndirs++] = (char *)value;
+    if (cache) c->sym.cache_dir = value;
+    return 1;
+}
+
+bool fl_tool_format_parse(const char *name, fl_tool_format_t *out) {
+    static const struct {
+        const char *name;
+        fl_tool_format_t f;
+    } names[] = {{"text", FL_TOOL_FMT_TEXT},
+                 {"apple", FL_TOOL_FMT_APPLE},
+                 {"tombstone", FL_TOOL_FMT_TOMBSTONE},
+                 {"json", FL_TOOL_FMT_JSON}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (strcmp(name, names[i].name) == 0) {
+            *out = names[i].f;
+            return true;
+        }
+    return false;
+}
+
+void fl_tool_render(FILE *o, fl_tool_format_t f, const Faultline__Report *r, bool truncated,
+                    fl_tool_symbolizer_t *s) {
+    switch (f) {
+    case FL_TOOL_FMT_APPLE: fl_tool_show_apple(o, r, truncated, s); break;
+    case FL_TOOL_FMT_TOMBSTONE: fl_tool_show_tombstone(o, r, truncated, s); break;
+    case FL_TOOL_FMT_JSON: fl_tool_show_json(o, r, truncated, s); break;
+    default: fl_tool_show_text(o, r, truncated, s); break;
+    }
+}
+

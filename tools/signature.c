@@ -1,0 +1,223 @@
+/* SPDX-License-Identifier: MIT */
+/* Crash signatures for triage: normalised names of the crashed thread's top frames, past the crash machinery. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "tools/tool.h"
+
+/* Suffixes compilers give clones of a function (GCC: .cold, .constprop.N, .isra.N, .part.N,
+ * .lto_priv.N, .localalias; LLVM: .llvm.N, .__uniq.N; plain .N from LTO renaming). */
+static bool clone_word(const char *p) {
+    static const char *const words[] = {"cold", "constprop", "isra", "part", "lto_priv",
+                                        "localalias", "llvm", "__uniq", "clone", "specialized"};
+    if (*p >= '0' && *p <= '9') {
+        while (*p >= '0' && *p <= '9') p++;
+        return *p == 0 || *p == '.';
+    }
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (strncmp(p, words[i], n) == 0 && (p[n] == 0 || p[n] == '.')) return true;
+    }
+    return false;
+}
+
+static bool ident_char(char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The index just past the bracket that closes the one at s[i] (open/close given), or 0. */
+static size_t match(const char *s, size_t i, char open, char close) {
+    int depth = 0;
+    for (size_t k = i; s[k]; k++) {
+        if (s[k] == open) depth++;
+        else if (s[k] == close && --depth == 0) return k + 1;
+    }
+    return 0;
+}
+
+typedef struct out {
+    char *p;
+    size_t n, cap;
+} out_t;
+
+static void put(out_t *o, const char *s, size_t len) {
+    for (size_t i = 0; i < len && o->n + 1 < o->cap; i++) o->p[o->n++] = s[i];
+    o->p[o->n] = 0;
+}
+
+void fl_tool_sig_normalize(const char *name, char *buf, size_t cap) {
+    char tmp[FL_TOOL_NAME_MAX];
+    size_t n = 0;
+    /* 1. Without the demangler's " [clone .cold]" notes. */
+    for (const char *p = name; *p && n + 1 < sizeof tmp;) {
+        if (strncmp(p, " [clone ", 8) == 0) {
+            const char *end = strchr(p, ']');
+            if (end) {
+                p = end + 1;
+                continue;
+            }
+        }
+        tmp[n++] = *p++;
+    }
+    tmp[n] = 0;
+    /* 2. Without clone suffixes of plain names ("f.constprop.0.isra.0" is f). */
+    for (size_t i = 1; i < n; i++)
+        if (tmp[i] == '.' && ident_char(tmp[i - 1]) && clone_word(tmp + i + 1)) {
+            tmp[i] = 0;
+            n = i;
+            break;
+        }
+    /* 3. Templates to <T>, the parameter list and what follows it dropped. */
+    out_t o = {buf, 0, cap};
+    buf[0] = 0;
+    for (size_t i = 0; i < n;) {
+        if (strncmp(tmp + i, "operator", 8) == 0 && !ident_char(tmp[i + 8]) &&
+            (i == 0 || !ident_char(tmp[i - 1]))) {
+            put(&o, tmp + i, 8);
+            i += 8;
+            if (tmp[i] == '(' && tmp[i + 1] == ')') {
+                put(&o, "()", 2);
+                i += 2;
+            } else {
+                while (tmp[i] && strchr("<>=!+-*/%^&|~,[]", tmp[i])) put(&o, tmp + i++, 1);
+            }
+            continue;
+        }
+        char c = tmp[i];
+        if (c == '<') {
+            size_t end = match(tmp, i, '<', '>');
+            if (!end) break;
+            put(&o, "<T>", 3);
+            i = end;
+        } else if (c == '{') { /* {lambda(int)#1}: kept whole */
+            size_t end = match(tmp, i, '{', '}');
+            if (!end) end = n;
+            put(&o, tmp + i, end - i);
+            i = end;
+        } else if (c == '(') {
+            if (strncmp(tmp + i, "(anonymous namespace)", 21) == 0) {
+                put(&o, tmp + i, 21);
+                i += 21;
+                continue;
+            }
+            break; /* the parameter list */
+        } else {
+            put(&o, tmp + i, 1);
+            i++;
+        }
+    }
+    /* 4. Without a leading return type ("void f<T>"): cut at the last space outside brackets
+     * that starts a name and does not follow "operator" ("operator new"). */
+    size_t cut = 0;
+    int depth = 0;
+    for (size_t i = 0; i < o.n; i++) {
+        char c = buf[i];
+        if (c == '(' || c == '{' || c == '<') depth++;
+        else if ((c == ')' || c == '}' || c == '>') && depth > 0) depth--;
+        else if (c == ' ' && depth == 0 && !(i >= 8 && strncmp(buf + i - 8, "operator", 8) == 0) &&
+                 i + 1 < o.n && (ident_char(buf[i + 1]) || buf[i + 1] == ':' || buf[i + 1] == '('))
+            cut = i + 1; /* not before "<T>": "operator<< <T>" keeps its space */
+    }
+    if (cut) memmove(buf, buf + cut, o.n - cut + 1);
+    size_t len = strlen(buf);
+    while (len && buf[len - 1] == ' ') buf[--len] = 0;
+}
+
+bool fl_tool_sig_is_machinery(const char *name) {
+    static const char *const exact[] = {
+        /* signals and abort */
+        "abort", "raise", "gsignal", "pthread_kill", "__pthread_kill", "__pthread_kill_internal",
+        "__pthread_kill_implementation", "tgkill", "kill",
+        /* assertions and fortify */
+        "__assert_fail", "__assert_fail_base", "__assert_perror_fail", "__assert", "__assert_rtn",
+        "__libc_message", "__libc_fatal", "__fortify_fail", "__fortify_fail_abort", "__chk_fail",
+        "__stack_chk_fail", "__stack_chk_fail_local",
+        /* glibc's heap checks and the allocator under them */
+        "malloc_printerr", "_int_free", "_int_malloc", "_int_realloc", "_int_memalign",
+        "malloc_consolidate", "unlink_chunk", "free", "__libc_free", "cfree", "malloc",
+        "__libc_malloc", "realloc", "__libc_realloc", "calloc", "__libc_calloc",
+        "tcache_double_free_verify",
+        /* signal trampolines */
+        "__restore_rt", "_sigtramp", "__kernel_rt_sigreturn",
+        /* C++ runtime: terminate and throw */
+        "std::terminate", "__cxxabiv1::__terminate", "__gnu_cxx::__verbose_terminate_handler",
+        "__cxa_throw", "__cxa_rethrow", "__cxa_pure_virtual", "__cxa_deleted_virtual",
+        "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_call_unexpected", "std::__terminate",
+        "abort_message", "__abort_message"};
+    static const char *const prefixes[] = {"fl_", "std::__throw_", "_Unwind_"};
+    const char *n = name;
+    /* glibc's internal aliases: __GI_raise is raise, __GI___assert_fail is __assert_fail. */
+    if (strncmp(n, "__GI_", 5) == 0) n += 5;
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strcmp(n, exact[i]) == 0) return true;
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(n, prefixes[i], strlen(prefixes[i])) == 0) return true;
+    return false;
+}
+
+int fl_tool_sig_thread(const Faultline__Report *r) {
+    int c = fl_tool_crashed_thread(r);
+    if (c >= 0) return r->threads[c]->n_frames ? c : -1;
+    for (size_t i = 0; i < r->n_threads; i++)
+        if (r->threads[i]->n_frames) return (int)i;
+    return -1;
+}
+
+/* The key of frame k; returns whether it has a symbol. */
+static bool frame_key(const Faultline__Report *r, fl_tool_symbolizer_t *s,
+                      const Faultline__Frame *f, size_t k, char *key, size_t cap) {
+    fl_tool_sym_t sym;
+    fl_tool_symbolize(s, f, k, &sym);
+    if (sym.symbol) {
+        fl_tool_sig_normalize(sym.symbol, key, cap);
+        if (key[0]) return true;
+    }
+    if (sym.image >= 0) {
+        const Faultline__Image *img = r->images[sym.image];
+        const char *base = fl_tool_basename(img->path);
+        snprintf(key, cap, "%s+0x%" PRIx64, base[0] ? base : "?", f->pc - img->slide);
+    } else {
+        snprintf(key, cap, "?");
+    }
+    return false;
+}
+
+int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsigned nframes,
+                      char *buf, size_t cap) {
+    int t = fl_tool_sig_thread(r);
+    if (t < 0 || cap < 2) return -1;
+    const Faultline__Thread *th = r->threads[t];
+    size_t n = th->n_frames < FL_TOOL_SIG_SCAN_MAX ? th->n_frames : FL_TOOL_SIG_SCAN_MAX;
+    if (nframes == 0) nframes = 1;
+    if (nframes > FL_TOOL_SIG_FRAMES_MAX) nframes = FL_TOOL_SIG_FRAMES_MAX;
+    char last[FL_TOOL_SIG_NAME_MAX] = "", key[FL_TOOL_SIG_NAME_MAX];
+    /* The machinery ends at the last machinery frame of the leading run of machinery and
+     * unnamed frames: without debug symbols a libc-internal frame (__pthread_kill_implementation
+     * is not exported) has no name, yet raise and abort above it still mark it. */
+    size_t start = 0;
+    for (size_t k = 0; k < n; k++) {
+        bool named = frame_key(r, s, th->frames[k], k, key, sizeof key);
+        if (named && fl_tool_sig_is_machinery(key)) start = k + 1;
+        else if (named) break;
+    }
+    /* Two passes at most: the second keeps the machinery when nothing else is on the stack. */
+    for (int pass = 0; pass < 2; pass++, start = 0) {
+        size_t len = 0;
+        unsigned keys = 0;
+        buf[0] = 0;
+        for (size_t k = start; k < n && keys < nframes; k++) {
+            frame_key(r, s, th->frames[k], k, key, sizeof key);
+            if (keys && strcmp(key, last) == 0) continue; /* recursion: one key per run */
+            int w = snprintf(buf + len, cap - len, "%s%s", keys ? " | " : "", key);
+            if (w < 0 || (size_t)w >= cap - len) {
+                len = cap - 1;
+                break;
+            }
+            len += (size_t)w;
+            keys++;
+            memcpy(last, key, sizeof last);
+        }
+        if (keys) return (int)len;
+    }
+    return -1;
+}
