@@ -104,22 +104,6 @@ void fl_crash_abandon(void) {
         fl_report_writer_abandon(&g_writer);
 }
 
-static void cannot_create(const fl_report_writer_t *w) {
-    char msg[256];
-    fl_strbuf_t sb;
-    fl_strbuf_init(&sb, msg, sizeof msg);
-    fl_strbuf_puts(&sb, "cannot create a crash report in ");
-    fl_strbuf_puts(&sb, fl_crash_config.report_dir);
-    fl_strbuf_puts(&sb, " (error: ");
-    fl_strbuf_puts(&sb, fl_strerror(w->err));
-    if (w->sys_errno) {
-        fl_strbuf_puts(&sb, ", errno ");
-        fl_strbuf_putu(&sb, (uint64_t)w->sys_errno);
-    }
-    fl_strbuf_puts(&sb, ")");
-    fl_log_stderr(msg);
-}
-
 /* Walks one captured thread over its own stack mapping and writes it. */
 static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok) {
     fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
@@ -166,7 +150,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     make_id(id);
     int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
     if (e) {
-        if (crash) cannot_create(w);
+        if (crash) fl_report_writer_log_failure(w, fl_crash_config.report_dir);
         return e;
     }
     __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);

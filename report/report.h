@@ -142,6 +142,9 @@ int fl_report_writer_finish(fl_report_writer_t *w);
 /* Closes and renames the report WITHOUT the `complete` marker: readers see it as cut short and
  * decode its complete prefix. For a capture that cannot go on (a fault in the handler). AS-SAFE. */
 int fl_report_writer_abandon(fl_report_writer_t *w);
+/* Says on stderr that a report could not be created in dir, with the writer's FL_E* error and
+ * errno ("faultline: cannot create a crash report in DIR (error: ..., errno N)"). AS-SAFE. */
+void fl_report_writer_log_failure(const fl_report_writer_t *w, const char *dir);
 
 /* Signal and si_code names ("SIGSEGV", "SEGV_MAPERR") of the platform the library runs on
  * (signals_<platform>.c); "" when unknown. AS-SAFE. */

@@ -372,3 +372,19 @@ static int close_and_rename(fl_report_writer_t *w, bool complete_marker) {
 int fl_report_writer_finish(fl_report_writer_t *w) { return close_and_rename(w, true); }
 
 int fl_report_writer_abandon(fl_report_writer_t *w) { return close_and_rename(w, false); }
+
+void fl_report_writer_log_failure(const fl_report_writer_t *w, const char *dir) {
+    char msg[256];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, "cannot create a crash report in ");
+    fl_strbuf_puts(&sb, dir);
+    fl_strbuf_puts(&sb, " (error: ");
+    fl_strbuf_puts(&sb, fl_strerror(w->err));
+    if (w->sys_errno) {
+        fl_strbuf_puts(&sb, ", errno ");
+        fl_strbuf_putu(&sb, (uint64_t)w->sys_errno);
+    }
+    fl_strbuf_puts(&sb, ")");
+    fl_log_stderr(msg);
+}
