@@ -1,21 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* arm64 Linux register set: names, accessors, extraction from a signal ucontext, step hooks. */
+/* arm64 Linux register set: extraction from a signal ucontext, the current registers, the libunwind glue. */
 #include <sys/ucontext.h>
 
 #include "frames/frames.h"
 #include "frames/cfi_linux.h"
 
-/* x0..x28, fp (x29), lr (x30), sp, pc: also the first 33 words of LLVM libunwind's arm64
- * unw_context_t (Registers_arm64 GPRs), so a register set seeds a libunwind cursor by copy. */
-enum { X0 = 0, X19 = 19, X28 = 28, FP = 29, LR = 30, SP = 31, PC = 32, PSTATE = 33, REG_COUNT };
-_Static_assert(REG_COUNT == FL_REGS_ARM64_COUNT, "names in regs_names.c");
-
-unsigned fl_regs_count(void) { return REG_COUNT; }
-const char *fl_regs_name(unsigned i) { return fl_regs_arch_name(FL_REGS_ARCH_ARM64, i); }
-uint64_t fl_regs_pc(const fl_regs_t *r) { return r->r[PC]; }
-uint64_t fl_regs_sp(const fl_regs_t *r) { return r->r[SP]; }
-uint64_t fl_regs_fp(const fl_regs_t *r) { return r->r[FP]; }
-int fl_regs_arch(void) { return FL_REGS_ARCH_ARM64; }
+#include "frames/arch_arm64.h"
 
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
     const mcontext_t *m = &((const ucontext_t *)ucontext)->uc_mcontext;
@@ -48,16 +38,7 @@ __asm__(".text\n"
         "  .cfi_endproc\n"
         ".size fl_regs_get_current, .-fl_regs_get_current\n");
 
-/* ---- Architecture hooks for the walker and the CFI stepper ---- */
-
-/* Return addresses are stripped of pointer-authentication bits by fl_unwind_strip_pac
- * (pac_arm64.c: XPACLRI). */
-
-void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
-    r->r[PC] = pc;
-    r->r[SP] = sp;
-    r->r[FP] = fp;
-}
+/* ---- libunwind glue ---- */
 
 void fl_unwind_arch_to_context(const fl_regs_t *r, unw_context_t *ctx) {
     _Static_assert(sizeof(unw_context_t) >= (PC + 2) * sizeof(uint64_t), "unw_context_t layout");
@@ -76,25 +57,3 @@ void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c) {
     if (unw_get_reg(c, UNW_REG_SP, &v) == 0) r->r[SP] = v;
 }
 
-/* Until a function stores its frame record, its return address is in lr and sp is still the
- * caller's: at its first instruction (where a call through a bad pointer lands), in a leaf that
- * never stores one, in a prologue before the store and in an epilogue after the reload. */
-int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
-                              uint64_t *caller_sp) {
-    (void)mem;
-    if (r->r[SP] & 15) return FL_EBADDATA; /* AAPCS64: sp is 16-byte aligned at any call */
-    *caller_pc = fl_unwind_strip_pac(r->r[LR]);
-    *caller_sp = r->r[SP];
-    return *caller_pc ? 0 : FL_EBADDATA;
-}
-
-/* The instruction before a return address is BL imm26, BLR Xn, or (with pointer authentication)
- * BLRAA/BLRAB Xn, Xm or BLRAAZ/BLRABZ Xn. */
-bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {
-    uint32_t i;
-    if (pc < 4 || (pc & 3) || fl_read(mem, pc - 4, &i, sizeof i)) return false;
-    return (i & 0xfc000000u) == 0x94000000u ||                                /* bl */
-           (i & 0xfffffc1fu) == 0xd63f0000u ||                                /* blr */
-           ((i & 0xfffff800u) == 0xd63f0800u && (i & 0x1fu) == 0x1fu) ||      /* blraaz/blrabz */
-           (i & 0xfffff800u) == 0xd73f0800u;                                  /* blraa/blrab */
-}

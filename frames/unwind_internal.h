@@ -5,7 +5,7 @@
 
 #include "frames/frames.h"
 
-/* ---- Architecture hooks (regs_<platform>_<arch>.c; all AS-SAFE) ---- */
+/* ---- Architecture hooks (arch_<arch>.c, the same on every OS; all AS-SAFE) ---- */
 
 void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
 /* The caller as a function's first instruction sees it: x86_64 the return address on top of the
@@ -19,7 +19,7 @@ bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc);
 
 /* A code address as stored in memory or a register (a return address, a saved lr) without the
  * pointer-authentication bits arm64e and pac-ret code sign it with; other architectures return it
- * unchanged. (pac_<arch>.c; AS-SAFE.) */
+ * unchanged. (arch_<arch>.c; AS-SAFE.) */
 uint64_t fl_unwind_strip_pac(uint64_t addr);
 
 /* ---- The unwind-table stepper: one per platform, chosen by CMake ----
