@@ -37,9 +37,13 @@ else()
   set(FL_UPLOAD_INSTALLED OFF)
 endif()
 
-# The CLI (tools/CMakeLists.txt: target faultline_tool, file "faultline").
+# The CLI (tools/CMakeLists.txt: targets faultline_tool and faultline_upload_tool, files
+# "faultline" and "faultline-upload").
 if(TARGET faultline_tool)
   install(TARGETS faultline_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endif()
+if(TARGET faultline_upload_tool) # `faultline upload` runs it from the same directory
+  install(TARGETS faultline_upload_tool RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
 
 # CMake package. The static library's link interface names Threads::Threads and

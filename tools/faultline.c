@@ -161,7 +161,7 @@ int main(int argc, char **argv) {
     if (strcmp(cmd, "triage") == 0)
         return fl_tool_cmd_triage(argc - 2, argv + 2);
     if (strcmp(cmd, "upload") == 0)
-        return fl_tool_cmd_upload(argc - 2, argv + 2);
+        return fl_tool_upload_exec(argv[0], argc - 2, argv + 2);
     fprintf(stderr, "faultline: unknown command %s\n", cmd);
     return usage(NULL);
 }

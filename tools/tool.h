@@ -210,8 +210,12 @@ int fl_tool_cmd_inspect(int argc, char **argv);
 int fl_tool_cmd_symbolicate_addrs(int argc, char **argv);
 /* `faultline triage DIR...`. */
 int fl_tool_cmd_triage(int argc, char **argv);
-/* `faultline upload [options] DIR URL` (upload_cmd.c): exit status 0 when all was delivered. */
+/* `faultline upload [options] DIR URL` (upload_cmd.c, in the executable faultline-upload): exit
+ * status 0 when all was delivered. */
 int fl_tool_cmd_upload(int argc, char **argv);
+/* `faultline upload`: executes faultline-upload with argv, from the directory of self (faultline's
+ * argv[0]) if it has one, else from PATH; returns 1, with a message, only if neither runs. */
+int fl_tool_upload_exec(const char *self, int argc, char **argv);
 
 /* ---- Renderings (show.c, apple.c, tombstone.c, json.c) ---- */
 

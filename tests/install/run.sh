@@ -52,6 +52,17 @@ for f in include/faultline/faultline.h "$libdir/libfaultline.a" "$libdir/libfaul
 done
 if [[ $tools == ON ]]; then
   [[ -x $prefix/bin/faultline ]] && ok "installed bin/faultline" || fail "installed bin/faultline"
+  # Start-up cost: only faultline-upload may bring libcurl (and its libraries) or libdw.
+  check "bin/faultline needs neither libcurl, libdw nor libstdc++" lacks readelf -d \
+    "$prefix/bin/faultline" 'NEEDED.*(libcurl|libdw|libstdc)'
+  if [[ $upload == ON ]]; then
+    [[ -x $prefix/bin/faultline-upload ]] && ok "installed bin/faultline-upload" \
+      || fail "installed bin/faultline-upload"
+    # Run from the prefix with an empty PATH: faultline must find faultline-upload beside it.
+    usage=$(env PATH=/nonexistent "$prefix/bin/faultline" upload 2>&1)
+    [[ $usage == *"usage: faultline upload"* ]] && ok "installed faultline upload runs faultline-upload" \
+      || fail "installed faultline upload runs faultline-upload" "$usage"
+  fi
 fi
 
 export PKG_CONFIG_PATH=$lib/pkgconfig

@@ -614,6 +614,37 @@ static void test_cli(void) {
     CHECK_EQ_U64(sample_run(argv4, NULL, &out, &err), 2);
     free(out);
     free(err);
+
+    /* faultline-upload, which `faultline upload` runs, works alone too. */
+    char exe[4400];
+    snprintf(exe, sizeof exe, "%.*s/faultline-upload", (int)(strrchr(g_cli, '/') - g_cli), g_cli);
+    CHECK(make_reports(&rs, "cli-direct", 1, 130, false));
+    url(u, sizeof u, "/ok/cli-direct");
+    char *argv5[] = {exe, rs.dir, u, NULL};
+    CHECK_EQ_U64(sample_run(argv5, NULL, &out, &err), 0);
+    CHECK(out && strstr(out, "upload: 1 sent, 0 kept, 0 quarantined") != NULL);
+    free(out);
+    free(err);
+    check_delivered(&rs, "/ok/cli-direct", false);
+    free_reports(&rs);
+
+    /* A faultline without faultline-upload beside it or on PATH says what is missing. */
+    char alone[4400];
+    snprintf(alone, sizeof alone, "%s/alone", g_base);
+    CHECK(mkdir(alone, 0700) == 0);
+    snprintf(alone + strlen(alone), sizeof alone - strlen(alone), "/faultline");
+    CHECK(link(g_cli, alone) == 0 || symlink(g_cli, alone) == 0);
+    const char *path = getenv("PATH");
+    char *saved = path ? strdup(path) : NULL;
+    setenv("PATH", g_base, 1);
+    char *argv6[] = {alone, "upload", "d", "http://127.0.0.1:9/", NULL};
+    CHECK_EQ_U64(sample_run(argv6, NULL, &out, &err), 1);
+    CHECK(err && strstr(err, "cannot run faultline-upload") != NULL &&
+          strstr(err, "FL_BUILD_UPLOAD") != NULL);
+    if (saved) setenv("PATH", saved, 1);
+    free(saved);
+    free(out);
+    free(err);
 }
 
 static void test_arguments(void) {
