@@ -152,35 +152,62 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
     return 0;
 }
 
-/* The frame-pointer-only walk, kept to a tight loop: pc/sp/fp only, the last image whose text
- * held a return address remembered (consecutive frames mostly share an image). */
+/* The frame-pointer-only walk, kept to a tight loop: the same checks as fp_record and
+ * plausible(), with everything the loop reads held in locals (stores to out[] could alias env and
+ * the reader, which would reload them every frame), the reader's direct window tested inline,
+ * and the last image whose text held a return address remembered (consecutive frames mostly
+ * share an image). */
 int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out,
                       unsigned max, fl_walk_result_t *res) {
     uint64_t pc = fl_regs_pc(regs), sp = fl_regs_sp(regs), fp = fl_regs_fp(regs);
     uint64_t text_lo = 1, text_hi = 0; /* empty */
-    res->count = 0;
+    const fl_reader_t *mem = env->mem;
+    const fl_image_list_t *images = env->images;
+    /* Records must lie wholly inside [lo, hi): fp in [lo, hi - 16]. Unknown stack: no bound. */
+    bool bounded = env->stack_lo || env->stack_hi;
+    uint64_t lo = bounded ? env->stack_lo : 0, hi = bounded ? env->stack_hi : UINT64_MAX;
+    const char *direct = mem->base;
+    uint64_t direct_lo = mem->origin, direct_len = mem->size;
+    unsigned n = 0;
     res->truncated = max == 0;
     res->stop_reason = "frame pointer chain ends or cannot be trusted";
-    if (!max) return 0;
-    out[res->count++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT};
-    while (res->count < max) {
-        uint64_t cfp, cpc, csp;
-        if (fp_record(env, sp, fp, &cfp, &cpc, &csp)) break;
-        if (csp <= sp || !in_stack(env, csp - 1)) break;
+    if (!max) {
+        res->count = 0;
+        return 0;
+    }
+    out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT};
+    while (n < max) {
+        uint64_t cfp, cpc;
+        /* fp >= sp and fp + 16 <= hi: the caller's sp (fp + 16) is above sp and in the stack. */
+        if (fp < sp || (fp & 7) || fp < lo || hi < 16 || fp > hi - 16) break;
+        /* Two 8-byte loads, not a copy into an array: the next fp is on the loop's critical path,
+         * and a round trip through memory would add a store-to-load forwarding to every step. */
+        if (direct && fp - direct_lo < direct_len && direct_len - (fp - direct_lo) >= 16) {
+            __builtin_memcpy(&cfp, direct + (fp - direct_lo), 8);
+            __builtin_memcpy(&cpc, direct + (fp - direct_lo) + 8, 8);
+        } else {
+            uint64_t rec[2];
+            if (mem->read(mem, fp, rec, sizeof rec)) break;
+            cfp = rec[0], cpc = rec[1];
+        }
+        /* A value inside the remembered text range carries no signature (signatures live in the
+         * high bits), so the pointer-authentication strip is needed only outside it. */
         if (cpc < text_lo || cpc >= text_hi) {
-            const fl_image_t *img = env->images ? fl_images_find(env->images, cpc) : NULL;
+            cpc = fl_unwind_strip_pac(cpc);
+            const fl_image_t *img = images ? fl_images_find(images, cpc) : NULL;
             if (!img || cpc < img->text_start || cpc >= img->text_end) {
-                if (env->images || !cpc) break;
+                if (images || !cpc) break;
             } else {
                 text_lo = img->text_start;
                 text_hi = img->text_end;
             }
         }
-        pc = cpc, sp = csp, fp = cfp;
-        out[res->count++] = (fl_frame_t){pc, sp, FL_FRAME_FP};
+        pc = cpc, sp = fp + 16, fp = cfp;
+        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_FP};
     }
-    if (fp == 0 && res->count < max) res->stop_reason = "end of stack";
-    if (res->count == max) {
+    res->count = n;
+    if (fp == 0 && n < max) res->stop_reason = "end of stack";
+    if (n == max) {
         res->truncated = true;
         res->stop_reason = "frame limit reached";
     }

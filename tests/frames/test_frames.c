@@ -105,6 +105,56 @@ static void test_synthetic(void) {
     synth_setup(); /* frame pointer below sp */
     record(10, at(20), TEXT_LO + 0x10);
     CHECK(synth_walk(TEXT_LO + 1, at(12), at(10), f, 64, &res) == 1);
+
+    /* Return addresses alternating between two images (the walker remembers one text range),
+     * then one in neither: the walk stops there. */
+    synth_setup();
+    g_images.count = 2;
+    g_images.image[1] = (fl_image_t){.start = TEXT_HI, .end = TEXT_HI + 0x1000,
+                                     .text_start = TEXT_HI, .text_end = TEXT_HI + 0x1000};
+    record(10, at(20), TEXT_HI + 0x10);
+    record(20, at(30), TEXT_LO + 0x20);
+    record(30, at(40), TEXT_HI + 0x30);
+    record(40, at(50), TEXT_LO + 0x40);
+    record(50, at(60), TEXT_HI + 0x1000);
+    CHECK(synth_walk(TEXT_LO + 1, at(2), at(10), f, 64, &res) == 5);
+    CHECK_EQ_U64(f[1].pc, TEXT_HI + 0x10);
+    CHECK_EQ_U64(f[2].pc, TEXT_LO + 0x20);
+    CHECK_EQ_U64(f[3].pc, TEXT_HI + 0x30);
+    CHECK_EQ_U64(f[4].pc, TEXT_LO + 0x40);
+
+    /* A range reader (as the crash path uses: the stack mapping read directly) that covers only
+     * the lower part of the stack: the records above it come through its fallback. */
+    synth_setup();
+    record(10, at(20), TEXT_LO + 0x10);
+    record(20, at(300), TEXT_LO + 0x20);
+    record(300, at(400), TEXT_LO + 0x30);
+    record(400, 0, TEXT_LO + 0x40);
+    fl_reader_t whole = g_reader;
+    fl_reader_init_range(&g_reader, (uint64_t)(uintptr_t)g_stack, (uint64_t)(uintptr_t)&g_stack[64],
+                         &whole);
+    /* The range reader answers live addresses; give it the buffer's own addresses. */
+    fl_walk_env_t env = {.mem = &g_reader, .images = &g_images,
+                         .stack_lo = (uint64_t)(uintptr_t)g_stack,
+                         .stack_hi = (uint64_t)(uintptr_t)&g_stack[512], .use_cfi = false};
+    whole.origin = (uint64_t)(uintptr_t)g_stack;
+    for (unsigned i = 0; i < 512; i++) /* the chain's pointers, rebased onto the live buffer */
+        if (g_stack[i] >= STACK_BASE && g_stack[i] < STACK_BASE + sizeof g_stack)
+            g_stack[i] = g_stack[i] - STACK_BASE + (uint64_t)(uintptr_t)g_stack;
+    fl_regs_t r;
+    memset(&r, 0, sizeof r);
+    for (unsigned i = 0; i < fl_regs_count(); i++) {
+        const char *n = fl_regs_name(i);
+        if (!strcmp(n, "rip") || !strcmp(n, "pc")) r.r[i] = TEXT_LO + 1;
+        if (!strcmp(n, "rsp") || !strcmp(n, "sp")) r.r[i] = (uint64_t)(uintptr_t)&g_stack[2];
+        if (!strcmp(n, "rbp") || !strcmp(n, "fp")) r.r[i] = (uint64_t)(uintptr_t)&g_stack[10];
+    }
+    fl_frames_walk_fp(&env, &r, f, 64, &res);
+    CHECK_EQ_U64(res.count, 5);
+    CHECK_EQ_U64(f[3].pc, TEXT_LO + 0x30);
+    CHECK_EQ_U64(f[4].sp, (uint64_t)(uintptr_t)&g_stack[402]);
+    CHECK_STREQ(res.stop_reason, "end of stack");
+    synth_setup();
 }
 
 /* ---- live: walk a real signal context, compare names with dladdr ---- */
