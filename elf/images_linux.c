@@ -72,6 +72,11 @@ static uint64_t find_r_debug(const fl_reader_t *mem) {
         uint64_t at = dyn.p_vaddr + g_prep.exe_slide;
         uint64_t count = dyn.p_memsz / sizeof(Elf64_Dyn);
         Elf64_Dyn chunk[16];
+        /* The loader has read this dynamic section itself (DT_NEEDED, relocations), so it is
+         * mapped: read it directly (each safe read is a system call of ~1 µs). */
+        fl_reader_t direct;
+        fl_reader_init_range(&direct, at, at + (count < 4096 ? count : 4096) * sizeof(Elf64_Dyn), mem);
+        mem = &direct;
         for (uint64_t i = 0; i < count && i < 4096; i += FL_ARRAY_LEN(chunk)) {
             uint64_t n = count - i < FL_ARRAY_LEN(chunk) ? count - i : FL_ARRAY_LEN(chunk);
             if (fl_read(mem, at + i * sizeof(Elf64_Dyn), chunk, n * sizeof(Elf64_Dyn))) break;
@@ -86,15 +91,22 @@ static uint64_t find_r_debug(const fl_reader_t *mem) {
 }
 
 int fl_elf_images_prepare(void) {
-    /* Our own reads below go through the safe reader too: the fallbacks look at addresses
-     * that are only conventionally mapped. */
+    /* Reads beyond what the loader itself has read go through the safe reader: the fallbacks
+     * look at addresses that are only conventionally mapped. */
     if (fl_memory_method() == FL_MEMORY_NONE) {
         int e = fl_memory_init(FL_MEMORY_NONE);
         if (e) return e;
     }
-    const fl_reader_t *mem = fl_memory_reader();
     g_prep.phdr = getauxval(AT_PHDR);
     g_prep.phnum = getauxval(AT_PHNUM);
+    /* The program headers at AT_PHDR are mapped (the loader read them before main) and are read
+     * directly; the rest through the safe reader. */
+    fl_reader_t mem_phdrs;
+    fl_reader_init_range(&mem_phdrs, g_prep.phdr,
+                         g_prep.phdr + (g_prep.phnum <= FL_PHNUM_MAX ? g_prep.phnum : 0) *
+                                           sizeof(Elf64_Phdr),
+                         fl_memory_reader());
+    const fl_reader_t *mem = &mem_phdrs;
     g_prep.vdso = getauxval(AT_SYSINFO_EHDR);
     g_prep.exe_slide = g_prep.phdr ? exe_slide(mem) : 0;
     g_prep.r_debug = find_r_debug(mem);
