@@ -3,39 +3,16 @@
 # `faultline inspect`, `faultline symbolicate FILE ADDR...` and `faultline show` on Mach-O files
 # built here by zig cc (thin arm64 and x86_64, fat, stripped, dSYM from dsymutil) and on ELF,
 # checked against llvm-objdump-14, llvm-nm-14, llvm-cxxfilt-14 and readelf.
-import argparse
 import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--faultline", required=True)
-ap.add_argument("--mkreport", required=True)
-ap.add_argument("--zig", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
+import tooltest
 
-passed = failed = 0
+args = tooltest.setup("--mkreport", "--zig", "--source")
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-
-
-def run(cmd, check_rc=True, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if check_rc and r.returncode != 0:
-        sys.exit(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
-    return r
+check, run = tooltest.check, tooltest.run
 
 
 def fl(*a):
@@ -43,8 +20,6 @@ def fl(*a):
 
 
 W = args.workdir
-shutil.rmtree(W, ignore_errors=True)
-os.makedirs(W)
 env = dict(os.environ, ZIG_GLOBAL_CACHE_DIR=os.path.join(W, "zig-cache"),
            ZIG_LOCAL_CACHE_DIR=os.path.join(W, "zig-cache"))
 
@@ -258,5 +233,4 @@ check(show_symbols(rep) == ["crash_here", "middle", "main"], f"fat slice by UUID
 t = fl("show", "--symbols", syms_a, report(stripped, u_arm, "arm64", frames_arm))
 check(t.returncode == 0 and "fixture::Widget::draw(int) + 4" in t.stdout, f"show text: {t.stdout[-600:]}")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+tooltest.finish()

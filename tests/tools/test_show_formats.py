@@ -4,36 +4,19 @@
 # crashed thread runs through the faultline binary itself (names checked against nm), and on the
 # same report with a Mach exception appended (protobuf fields may come in any order), which every
 # rendering must show.
-import argparse
 import json
 import os
 import re
-import shutil
 import subprocess
-import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--faultline", required=True)
-ap.add_argument("--mkreport", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
+import tooltest
 
-passed = failed = 0
+args = tooltest.setup("--mkreport")
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-    return cond
+check = tooltest.check
 
 
 W = args.workdir
-shutil.rmtree(W, ignore_errors=True)
-os.makedirs(W)
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
 
 
@@ -149,5 +132,4 @@ check("Mach exception: EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10\n" i
 check("Mach Exception:      EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10\n" in fl("show", rep_m),
       "text Mach exception")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+tooltest.finish()

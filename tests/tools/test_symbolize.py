@@ -5,46 +5,21 @@
 # c++filt through nm -C), file:line against llvm-symbolizer-14 --no-inlines; the lookup order
 # (.build-id, .gnu_debuglink with its CRC, recorded path), the on-disk index cache (reuse,
 # damaged entries rebuilt, an unusable cache directory) and `symbolicate REPORT`.
-import argparse
 import json
 import os
 import random
 import re
 import shutil
 import subprocess
-import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--faultline", required=True)
-ap.add_argument("--mkreport", required=True)
-ap.add_argument("--cxx", required=True)
-ap.add_argument("--source", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
+import tooltest
 
-passed = failed = 0
+args = tooltest.setup("--mkreport", "--cxx", "--source")
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-    return cond
-
-
-def run(cmd, check_rc=True, **kw):
-    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
-    if check_rc and r.returncode != 0:
-        sys.exit(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
-    return r
+check, run = tooltest.check, tooltest.run
 
 
 W = args.workdir
-shutil.rmtree(W, ignore_errors=True)
-os.makedirs(W)
 CACHE = os.path.join(W, "cache")
 # No system debug directory: only what the test puts in place may be found.
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=CACHE, FAULTLINE_DEBUG_DIR="")
@@ -246,5 +221,4 @@ check(a.returncode == 0 and a.stdout == b.stdout, "symbolicate REPORT --format a
 t = fl("show", rep)
 check("fixture::Widget::draw(int) + 4 (lines.cpp:" in t.stdout, f"show text has file:line: {t.stdout[-900:]}")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+tooltest.finish()

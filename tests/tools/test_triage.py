@@ -4,37 +4,21 @@
 # several times (each run its own ASLR slides), must give one group per crash site with exact
 # counts and the right reports, the machinery skipped, the same groups with a stripped crasher
 # (image+offset keys); damaged files are counted and named; a progress bar on a terminal.
-import argparse
 import json
 import os
 import pty
 import re
 import shutil
 import subprocess
-import sys
 
-ap = argparse.ArgumentParser()
-ap.add_argument("--faultline", required=True)
-ap.add_argument("--crasher", required=True)
-ap.add_argument("--workdir", required=True)
-args = ap.parse_args()
+import tooltest
 
-passed = failed = 0
+args = tooltest.setup("--crasher")
 
-
-def check(cond, what):
-    global passed, failed
-    if cond:
-        passed += 1
-    else:
-        failed += 1
-        print("FAIL:", what, flush=True)
-    return cond
+check = tooltest.check
 
 
 W = args.workdir
-shutil.rmtree(W, ignore_errors=True)
-os.makedirs(W)
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"))
 
 # scenario -> (runs, first frame of its signature, a function that must follow it)
@@ -185,5 +169,4 @@ check(out.startswith("220 reports in 1 group; 0 damaged"), f"many: {out[:80]!r}"
 r = triage(many)
 check("triage: [" not in r.stderr, "no progress bar when stderr is not a terminal")
 
-print(f"{passed} passed, {failed} failed")
-sys.exit(1 if failed else 0)
+tooltest.finish()

@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# What the CLI tests share: their arguments and an emptied work directory, check() with the
+# closing summary, and run().
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+
+_count = {"passed": 0, "failed": 0}
+
+
+def setup(*options):
+    """Parses --faultline, the given required options and --workdir; empties the work directory."""
+    ap = argparse.ArgumentParser()
+    for name in ("--faultline", *options, "--workdir"):
+        ap.add_argument(name, required=True)
+    args = ap.parse_args()
+    shutil.rmtree(args.workdir, ignore_errors=True)
+    os.makedirs(args.workdir)
+    return args
+
+
+def check(cond, what):
+    _count["passed" if cond else "failed"] += 1
+    if not cond:
+        print("FAIL:", what, flush=True)
+    return cond
+
+
+def run(cmd, check_rc=True, **kw):
+    """Runs cmd capturing text output; a failure ends the test unless check_rc is False."""
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if check_rc and r.returncode != 0:
+        sys.exit(f"command failed ({r.returncode}): {' '.join(cmd)}\n{r.stderr}")
+    return r
+
+
+def finish():
+    print(f"{_count['passed']} passed, {_count['failed']} failed")
+    sys.exit(1 if _count["failed"] else 0)
