@@ -111,13 +111,22 @@ struct fl_reader {
     const fl_reader_t *fallback; /* range readers: for what lies outside [origin, origin+size) */
 };
 
-/* Reads through r; AS-SAFE when r is AS-SAFE (the live reader and buffer readers are).
- * Readers with `base` set answer [origin, origin+size) by a plain copy from base, inline: a
- * frame-pointer walk over a stack read this way costs a few ns per frame, not a call. */
-static inline int fl_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
+/* Where r holds [addr, addr+len) as plain bytes (readers with `base` set answer [origin,
+ * origin+size) from base), a pointer to them; else NULL. AS-SAFE. */
+static inline const void *fl_reader_direct(const fl_reader_t *r, uint64_t addr, size_t len) {
     if (r->base && addr >= r->origin && addr - r->origin <= r->size &&
-        len <= r->size - (addr - r->origin)) {
-        __builtin_memcpy(dst, (const char *)r->base + (addr - r->origin), len);
+        len <= r->size - (addr - r->origin))
+        return (const char *)r->base + (addr - r->origin);
+    return (const void *)0;
+}
+
+/* Reads through r; AS-SAFE when r is AS-SAFE (the live reader and buffer readers are).
+ * What fl_reader_direct answers is copied inline: a frame-pointer walk over a stack read this
+ * way costs a few ns per frame, not a call. */
+static inline int fl_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
+    const void *p = fl_reader_direct(r, addr, len);
+    if (p) {
+        __builtin_memcpy(dst, p, len);
         return 0;
     }
     return r->read(r, addr, dst, len);

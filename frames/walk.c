@@ -161,13 +161,11 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
                       unsigned max, fl_walk_result_t *res) {
     uint64_t pc = fl_regs_pc(regs), sp = fl_regs_sp(regs), fp = fl_regs_fp(regs);
     uint64_t text_lo = 1, text_hi = 0; /* empty */
-    const fl_reader_t *mem = env->mem;
+    const fl_reader_t mem = *env->mem; /* a local copy: out[] cannot alias it */
     const fl_image_list_t *images = env->images;
     /* Records must lie wholly inside [lo, hi): fp in [lo, hi - 16]. Unknown stack: no bound. */
     bool bounded = env->stack_lo || env->stack_hi;
     uint64_t lo = bounded ? env->stack_lo : 0, hi = bounded ? env->stack_hi : UINT64_MAX;
-    const char *direct = mem->base;
-    uint64_t direct_lo = mem->origin, direct_len = mem->size;
     unsigned n = 0;
     res->truncated = max == 0;
     res->stop_reason = "frame pointer chain ends or cannot be trusted";
@@ -182,12 +180,13 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
         if (fp < sp || (fp & 7) || fp < lo || hi < 16 || fp > hi - 16) break;
         /* Two 8-byte loads, not a copy into an array: the next fp is on the loop's critical path,
          * and a round trip through memory would add a store-to-load forwarding to every step. */
-        if (direct && fp - direct_lo < direct_len && direct_len - (fp - direct_lo) >= 16) {
-            __builtin_memcpy(&cfp, direct + (fp - direct_lo), 8);
-            __builtin_memcpy(&cpc, direct + (fp - direct_lo) + 8, 8);
+        const char *direct = fl_reader_direct(&mem, fp, 16);
+        if (direct) {
+            __builtin_memcpy(&cfp, direct, 8);
+            __builtin_memcpy(&cpc, direct + 8, 8);
         } else {
             uint64_t rec[2];
-            if (mem->read(mem, fp, rec, sizeof rec)) break;
+            if (mem.read(&mem, fp, rec, sizeof rec)) break;
             cfp = rec[0], cpc = rec[1];
         }
         /* A value inside the remembered text range carries no signature (signatures live in the
