@@ -131,8 +131,12 @@ static inline int fl_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t
     }
     return r->read(r, addr, dst, len);
 }
-int fl_read_u64(const fl_reader_t *r, uint64_t addr, uint64_t *out); /* AS-SAFE */
-int fl_read_u32(const fl_reader_t *r, uint64_t addr, uint32_t *out); /* AS-SAFE */
+static inline int fl_read_u64(const fl_reader_t *r, uint64_t addr, uint64_t *out) { /* AS-SAFE */
+    return fl_read(r, addr, out, sizeof *out);
+}
+static inline int fl_read_u32(const fl_reader_t *r, uint64_t addr, uint32_t *out) { /* AS-SAFE */
+    return fl_read(r, addr, out, sizeof *out);
+}
 /* Reads a NUL-terminated string of at most cap-1 bytes; FL_ERANGE if no NUL within cap-1
  * (dst then holds the truncated prefix, terminated). AS-SAFE. */
 int fl_read_cstr(const fl_reader_t *r, uint64_t addr, char *dst, size_t cap);
@@ -164,6 +168,16 @@ const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memo
  * FL_ENOTFOUND when nothing is mapped at or above addr. AS-SAFE (one Mach call). */
 int fl_memory_region(uint64_t addr, uint64_t *start, uint64_t *end, uint32_t *perms);
 
+/* ---- A register file in DWARF numbering (the unwind tables' own: compact unwind and CFI) ----
+ * x86_64: rax rdx rcx rbx rsi rdi rbp rsp 0..7, r8..r15 8..15, the return address (rip) 16;
+ * arm64: x0..x30 0..30, sp 31, pc 32. Other DWARF registers (vector and float) are not tracked.
+ * r[i] is known when bit i of `valid` is set. */
+#define FL_DWARF_REGS 33u
+typedef struct fl_dwarf_regs {
+    uint64_t r[FL_DWARF_REGS];
+    uint64_t valid;
+} fl_dwarf_regs_t;
+
 /* ---- Loaded images: the platform-neutral model (filled by elf/ on Linux, macho/ on Darwin) ---- */
 
 #define FL_BUILD_ID_MAX 32u
@@ -187,7 +201,16 @@ typedef struct fl_image {
     uint64_t phdr_addr;    /* ELF: runtime address of the program headers (0 if unknown) */
     uint64_t eh_frame_hdr; /* ELF: runtime address of PT_GNU_EH_FRAME (0 if none) */
     uint64_t eh_frame_hdr_size;
+    /* The CFI records where no .eh_frame_hdr names them (0, 0 if none or unknown): Mach-O's
+     * __TEXT,__eh_frame; a static ELF executable's .eh_frame from its section headers. */
+    uint64_t eh_frame, eh_frame_size;
     uint64_t unwind_info;  /* Mach-O: runtime address of __TEXT,__unwind_info (0 if none) */
+    /* Where this capture's memory map shows the unwind tables readable, so that they are read in
+     * place rather than through the safe reader (fl_images_map_tables; 0, 0: not known). */
+    uint64_t tables_lo, tables_hi;
+    /* What tells this image from another loaded at the same place (its ranges, tables and build
+     * id, hashed; never 0 once fl_images_sort set it): the key of cached unwind rows. */
+    uint64_t id;
     uint64_t unwind_info_size;
     uint32_t cputype;      /* Mach-O: the header's cputype (0 for ELF) */
     uint16_t phnum;
@@ -204,7 +227,18 @@ typedef struct fl_image_list {
     unsigned count;
     bool truncated;    /* more images than FL_IMAGES_MAX */
     bool inconsistent; /* the loader's list was being changed while it was read */
+    /* Indices of the images by ascending start, valid while sorted == count (fl_images_sort):
+     * lookups are then binary searches, not scans (a process can have hundreds of images, and
+     * the walker looks up every return address). */
+    unsigned sorted;
+    uint16_t by_start[FL_IMAGES_MAX];
 } fl_image_list_t;
+
+/* Builds list->by_start (heapsort: bounded, in place) and sets each image's id. The collectors
+ * call it. AS-SAFE. */
+void fl_images_sort(fl_image_list_t *list);
+/* The identity fl_images_sort stores in img->id. AS-SAFE. */
+uint64_t fl_image_identity(const fl_image_t *img);
 
 /* The image whose [start, end) holds addr, or NULL. AS-SAFE. */
 const fl_image_t *fl_images_find(const fl_image_list_t *list, uint64_t addr);
@@ -236,6 +270,9 @@ typedef struct fl_maps {
 /* Parses /proc/self/maps into m with raw syscalls and a caller-supplied scratch buffer
  * (scratch_len >= 4096). AS-SAFE. Needs one free file descriptor. */
 int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len);
+/* Sets each image's tables_lo/tables_hi: the readable mappings around its unwind tables
+ * (.eh_frame_hdr, else its CFI records), contiguous ones joined. AS-SAFE. */
+void fl_images_map_tables(fl_image_list_t *list, const fl_maps_t *maps);
 /* The mapping containing addr, or NULL. Binary search; AS-SAFE. */
 const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr);
 const char *fl_maps_name(const fl_maps_t *m, const fl_map_t *map); /* AS-SAFE; "" if none */

@@ -83,19 +83,3 @@ int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len) {
     fl_sys_close((int)fd);
     return 0;
 }
-
-const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr) {
-    unsigned lo = 0, hi = m->count;
-    while (lo < hi) {
-        unsigned mid = lo + (hi - lo) / 2;
-        const fl_map_t *e = &m->map[mid];
-        if (addr < e->start) hi = mid;
-        else if (addr >= e->end) lo = mid + 1;
-        else return e;
-    }
-    return NULL;
-}
-
-const char *fl_maps_name(const fl_maps_t *m, const fl_map_t *map) {
-    return map->name_off == UINT32_MAX ? "" : m->names + map->name_off;
-}

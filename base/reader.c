@@ -2,14 +2,6 @@
 /* The memory-reader abstraction: typed reads and the buffer reader used for files and tests. */
 #include "base/base.h"
 
-int fl_read_u64(const fl_reader_t *r, uint64_t addr, uint64_t *out) {
-    return fl_read(r, addr, out, sizeof *out);
-}
-
-int fl_read_u32(const fl_reader_t *r, uint64_t addr, uint32_t *out) {
-    return fl_read(r, addr, out, sizeof *out);
-}
-
 int fl_read_cstr(const fl_reader_t *r, uint64_t addr, char *dst, size_t cap) {
     if (!cap) return FL_EINVAL;
     /* Read in small chunks that never cross a page boundary, so a string ending just before an

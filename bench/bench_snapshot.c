@@ -132,6 +132,7 @@ static void phases_once(unsigned k) {
     int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
     uint64_t t3 = bench_now_ns();
     fl_elf_images_collect(fl_memory_reader(), &g_images);
+    if (!maps_err) fl_images_map_tables(&g_images, &g_maps);
     uint64_t t4 = bench_now_ns();
     unsigned frames = walk_all(true, maps_err);
     uint64_t t5 = bench_now_ns();

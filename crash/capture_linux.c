@@ -200,6 +200,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
     /* Images before the threads: frames are only raw addresses until the images explain them. */
     int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
+    if (maps_err == 0) fl_images_map_tables(&g_images, &g_maps);
     for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
 
     write_thread(w, &tl->t[0], maps_err == 0);

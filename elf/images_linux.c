@@ -189,7 +189,7 @@ static bool r_consistent(const fl_reader_t *mem) {
     return fl_read(mem, g_prep.r_debug, &rd, sizeof rd) == 0 && rd.r_state == RT_CONSISTENT;
 }
 
-int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
+static int collect(const fl_reader_t *mem, fl_image_list_t *out) {
     out->count = 0;
     out->truncated = out->inconsistent = false;
     if (!__atomic_load_n(&g_prep.prepared, __ATOMIC_ACQUIRE)) return FL_ESTATE;
@@ -235,4 +235,10 @@ int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
     }
     if (!r_consistent(mem)) out->inconsistent = true; /* changed while we walked */
     return 0;
+}
+
+int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
+    int e = collect(mem, out);
+    fl_images_sort(out);
+    return e;
 }

@@ -38,12 +38,9 @@ bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {
            (i & 0xfffff800u) == 0xd73f0800u;                                  /* blraa/blrab */
 }
 
-/* XPACLRI (HINT #7) replaces the PAC field of x30 with the sign extension the kernel's address
- * configuration gives a plain pointer. It is a hint: on cores without pointer authentication it
- * is a no-op, and so is it on an address that carries no signature. Unlike a fixed mask, it is
- * right whatever the virtual-address size (macOS, iOS and Linux differ). */
-uint64_t fl_unwind_strip_pac(uint64_t addr) {
-    register uint64_t x30 __asm__("x30") = addr;
-    __asm__("hint #7" : "+r"(x30));
-    return x30;
-}
+/* DWARF arm64 numbering is the register set's own for x0..x30, sp and pc. */
+const signed char fl_unwind_arch_dwarf_map[FL_DWARF_REGS] = {
+    0,  1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
+    17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, FP, LR, SP, PC};
+_Static_assert((int)FL_DWARF_PC == (int)PC && (int)FL_DWARF_SP == (int)SP && (int)FL_DWARF_FP == (int)FP,
+               "DWARF numbers");

@@ -43,5 +43,9 @@ bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {
     return false;
 }
 
-/* x86_64 has no pointer authentication: code addresses are stored as they are. */
-uint64_t fl_unwind_strip_pac(uint64_t addr) { return addr; }
+/* DWARF x86_64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15, the return address (rip);
+ * 17..32 are xmm0..15, which the register set does not hold. */
+const signed char fl_unwind_arch_dwarf_map[FL_DWARF_REGS] = {
+    RAX, RDX, RCX, RBX, RSI, RDI, RBP, RSP, R8, R9, R10, R11, R12, R13, R14, R15, RIP,
+    -1,  -1,  -1,  -1,  -1,  -1,  -1,  -1,  -1, -1, -1,  -1,  -1,  -1,  -1,  -1};
+_Static_assert(FL_DWARF_PC == 16 && FL_DWARF_SP == 7 && FL_DWARF_FP == 6, "DWARF numbers");

@@ -1,42 +1,16 @@
 /* SPDX-License-Identifier: MIT */
-/* The unwind-table stepper on Darwin: one compact-unwind step (__unwind_info) through macho/. */
-#include "frames/cfi_darwin.h"
+/* The unwind-table stepper on Darwin: one compact-unwind step (__unwind_info) through macho/, and
+ * the entries that say "DWARF" through the shared CFI evaluator on the image's __eh_frame. */
+#include "frames/unwind_internal.h"
+#include "macho/macho.h"
 
 #pragma GCC poison malloc calloc realloc free
 
-/* The registers compact unwind works on, carried from one table step to the next so that the
- * callee-saved registers a FRAME rule restored are there for the caller's own rule, and so that a
- * register the tables say nothing about is known to be unknown (lr above frame 0, for one). */
-typedef struct state {
-    fl_macho_regs_t regs;
-} state_t;
-_Static_assert(sizeof(state_t) <= FL_CFI_STATE_BYTES, "FL_CFI_STATE_BYTES too small");
+const bool fl_cfi_have_llvm = false;
 
-static state_t *state_of(fl_cfi_cursor_t *c) { return (state_t *)(void *)c->state; }
+void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env) { fl_cfi_cursor_init(c, env); }
 
-void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
-    c->env = env;
-    c->valid = false;
-    c->exact_pc = true;
-    c->faulted = false; /* nothing here can fault: every read goes through env->mem */
-    c->tid = 0;
-}
-
-void fl_cfi_end(fl_cfi_cursor_t *c) { (void)c; }
-
-/* Seeds the DWARF-numbered registers from r: every register for the interrupted context
- * (frame 0), only pc, sp and fp after a frame-pointer or scan step, which know nothing else. */
-static void seed(fl_macho_regs_t *m, const fl_regs_t *r, bool all) {
-    fl_memset(m, 0, sizeof *m);
-    for (unsigned d = 0; d < FL_ARRAY_LEN(m->r); d++) {
-        int i = fl_unwind_arch_dwarf_reg(d);
-        if (i < 0) continue;
-        m->r[d] = r->r[i];
-        if (all) m->valid |= 1ull << d;
-    }
-    m->valid |= 1ull << fl_unwind_arch_dwarf_pc | 1ull << fl_unwind_arch_dwarf_sp |
-                1ull << fl_unwind_arch_dwarf_fp;
-}
+void fl_cfi_end(fl_cfi_cursor_t *c) { fl_cfi_cursor_finish(c); }
 
 /* The start of the function holding unslid address `vmaddr` from LC_FUNCTION_STARTS: STACK_IND
  * reads its stack size from that function's code, and an __unwind_info entry may cover several
@@ -65,23 +39,26 @@ __attribute__((noinline)) static int function_start(const fl_walk_env_t *env, co
     return 0;
 }
 
-int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
+int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc_out, uint64_t *sp_out,
+                uint64_t *fp_out) {
     const fl_walk_env_t *env = c->env;
-    fl_macho_regs_t *m = &state_of(c)->regs;
-    bool frame0 = c->exact_pc;
-    c->exact_pc = false;
-    if (!c->valid) seed(m, r, frame0);
-    c->valid = false;
-    if (!env->images) return -1;
+    if (!c->valid) fl_cfi_cursor_seed(c, r);
+    fl_dwarf_regs_t *m = &c->regs;
+    bool exact = c->exact_pc;
+    int e;
 
     /* A return address follows its call, which may be the last instruction of its function
      * (a noreturn call): look the caller up by the call, one byte back. */
-    uint64_t pc = fl_regs_pc(r);
+    uint64_t pc = m->r[FL_DWARF_PC];
     if (!pc) return -1;
-    uint64_t lookup = frame0 ? pc : pc - 1;
-    const fl_image_t *img = fl_images_find(env->images, lookup);
-    if (!img || !img->unwind_info_size) return -1;
-    fl_macho_unwind_info_t ui = {.r = env->mem, .addr = img->unwind_info,
+    uint64_t lookup = exact ? pc : pc - 1;
+    const fl_image_t *img = fl_cfi_cursor_image(c, lookup);
+    if (!img) return -1;
+    if (!img->unwind_info_size) { /* no compact unwind: the __eh_frame records, if any */
+        e = img->eh_frame ? fl_cfi_dwarf_step(c, img, lookup, 0) : -1;
+        return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;
+    }
+    fl_macho_unwind_info_t ui = {.r = &c->tables, .addr = img->unwind_info,
                                  .size = img->unwind_info_size, .base = img->start,
                                  .cputype = img->cputype};
     fl_macho_unwind_entry_t entry;
@@ -89,31 +66,33 @@ int fl_cfi_step(fl_cfi_cursor_t *c, fl_regs_t *r) {
     if (fl_macho_unwind_find(&ui, lookup, &entry) ||
         fl_macho_unwind_decode(img->cputype, entry.encoding, &rule))
         return -1;
+    if (rule.kind == FL_MACHO_RULE_DWARF) { /* the FDE at the entry's offset in __eh_frame */
+        uint64_t fde;
+        if (!img->eh_frame || !fl_add_u64(img->eh_frame, rule.dwarf_offset, &fde)) return -1;
+        e = fl_cfi_dwarf_step(c, img, lookup, fde);
+        return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;
+    }
 
-    /* Interrupted on a function's first instruction (a call through a bad pointer, or a fault in
-     * the first push): its rule describes the body, but nothing has been saved yet. */
-    if (frame0 && pc == entry.start) {
+    fl_dwarf_regs_t next = *m;
+    if (exact && pc == entry.start) {
+        /* Interrupted on a function's first instruction (a call through a bad pointer, or a
+         * fault in the first push): its rule describes the body, but nothing has been saved
+         * yet; the caller's registers are all still in place. */
+        fl_regs_t cur;
         uint64_t cpc, csp;
-        if (fl_unwind_arch_entry_step(env->mem, r, &cpc, &csp)) return -1;
-        fl_unwind_arch_set(r, cpc, csp, fl_regs_fp(r));
-        return 1;
+        fl_cfi_cursor_regs(c, r, &cur);
+        if (fl_unwind_arch_entry_step(env->mem, &cur, &cpc, &csp)) return -1;
+        next.r[FL_DWARF_PC] = cpc;
+        next.r[FL_DWARF_SP] = csp;
+    } else {
+        uint64_t start = entry.start;
+        if (rule.kind == FL_MACHO_RULE_STACK_IND && function_start(env, img, lookup, &start))
+            return -1;
+        if (fl_macho_unwind_step(&rule, env->mem, start, env->mem, &next)) return -1;
     }
-    uint64_t start = entry.start;
-    if (rule.kind == FL_MACHO_RULE_STACK_IND && function_start(env, img, lookup, &start)) return -1;
-    fl_macho_regs_t next = *m;
-    if (fl_macho_unwind_step(&rule, env->mem, start, env->mem, &next)) return -1;
-
-    const unsigned pc_d = fl_unwind_arch_dwarf_pc, sp_d = fl_unwind_arch_dwarf_sp,
-                   fp_d = fl_unwind_arch_dwarf_fp;
-    next.r[pc_d] = fl_unwind_strip_pac(next.r[pc_d]);
     *m = next;
-    for (unsigned d = 0; d < FL_ARRAY_LEN(m->r); d++) {
-        int i = fl_unwind_arch_dwarf_reg(d);
-        if (i >= 0 && (m->valid >> d & 1)) r->r[i] = m->r[d];
-    }
-    fl_unwind_arch_set(r, m->r[pc_d], m->r[sp_d], (m->valid >> fp_d & 1) ? m->r[fp_d] : 0);
-    c->valid = true;
-    return 1;
+    c->exact_pc = false;
+    return fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out);
 }
 
-int fl_frames_prepare(void) { return 0; /* compact unwind keeps no state between walks */ }
+int fl_frames_prepare(void) { return 0; /* nothing to prepare: every step reads through the reader */ }

@@ -47,6 +47,145 @@ enum { FL_REGS_ARCH_UNKNOWN = 0, FL_REGS_ARCH_X86_64 = 1, FL_REGS_ARCH_ARM64 = 2
 unsigned fl_regs_arch_count(int arch);               /* AS-SAFE; 0 for an unknown arch */
 const char *fl_regs_arch_name(int arch, unsigned i); /* AS-SAFE; "" past the count */
 
+/* ---- DWARF call frame information (cfi_dwarf.c, cfi_apply.c; the same code on every platform)
+ * The unwind tables of ELF's .eh_frame (found through .eh_frame_hdr's search table) and Mach-O's
+ * __eh_frame (found through compact unwind's DWARF entries), read only through a memory reader:
+ * the tables may be corrupt or hostile, so every count, length, offset and loop is bounded and a
+ * malformed table is an error code, never a fault. Registers are DWARF-numbered (fl_dwarf_regs_t);
+ * rules for registers the register file does not track (vector, float) are parsed and dropped.
+ * Errors: FL_ENOTFOUND (no FDE covers the address), FL_EBADDATA (malformed), FL_EFAULT
+ * (unreadable), FL_ENOSYS (valid but not supported here: the walker hands such a step to LLVM
+ * libunwind where it has it), FL_ERANGE (a bound was reached: see the FL_CFI_*_MAX below). */
+
+#define FL_CFI_REMEMBER_MAX 8u    /* DW_CFA_remember_state nesting (real code: 1) */
+#define FL_CFI_INSNS_MAX 100000u  /* CFA instructions run for one row (real code: < 400) */
+#define FL_CFI_SCAN_MAX 1000000u  /* records visited by a linear .eh_frame scan */
+#define FL_CFI_EXPR_STACK 64u     /* DWARF expression stack entries */
+#define FL_CFI_EXPR_STEPS 1000u   /* DWARF expression operations evaluated (branches loop) */
+
+typedef struct fl_cfi_memo fl_cfi_memo_t;
+
+/* Where one image's DWARF unwind tables are, as addresses in `mem` (runtime addresses of a loaded
+ * image, or file addresses through a reader over the file). */
+typedef struct fl_cfi_table {
+    const fl_reader_t *mem;
+    uint64_t eh_frame_hdr;  /* .eh_frame_hdr, 0 if none */
+    uint64_t eh_frame;      /* the first CIE/FDE record; 0: eh_frame_hdr's eh_frame_ptr */
+    uint64_t eh_frame_size; /* 0: unknown (records run to the zero terminator) */
+    int arch;               /* FL_REGS_ARCH_*: the meaning of DW_CFA 0x2d and of sp/pc */
+    fl_cfi_memo_t *memo;    /* headers parsed before, or NULL (see fl_cfi_memo_t) */
+} fl_cfi_table_t;
+
+/* What a CIE says about the FDEs that refer to it. */
+typedef struct fl_cfi_cie {
+    uint64_t addr;             /* the CIE record's first byte */
+    uint64_t insns, insns_end; /* its initial instructions */
+    uint64_t code_align;
+    int64_t data_align;
+    uint32_t ra_reg;           /* the return-address column */
+    uint8_t ptr_enc;           /* 'R': the encoding of pc fields (and DW_CFA_set_loc) */
+    bool signal_frame;         /* 'S': the frame of a signal trampoline */
+    bool has_z;                /* 'z': FDEs carry augmentation data */
+} fl_cfi_cie_t;
+
+/* One FDE and its CIE. */
+typedef struct fl_cfi_fde {
+    uint64_t addr;             /* the FDE record's first byte */
+    uint64_t pc_start, pc_end; /* the code it covers: [pc_start, pc_end) */
+    uint64_t insns, insns_end; /* its instructions */
+    fl_cfi_cie_t cie;
+} fl_cfi_fde_t;
+
+/* The last .eh_frame_hdr header and CIE parsed, reused while they are the ones needed: the FDEs
+ * of one image mostly share one CIE. Keyed by address alone, so one memo must serve only tables
+ * whose bytes at an address do not change (a walk's; zero-fill it to start). */
+struct fl_cfi_memo {
+    uint64_t hdr;                 /* the .eh_frame_hdr described (0: none yet) */
+    uint64_t start, table, count; /* its records' start, search table, entries */
+    uint8_t table_enc;
+    int8_t entry_size;            /* 0: no usable search table */
+    fl_cfi_cie_t cie;             /* the last CIE parsed (addr 0: none yet) */
+};
+
+enum { /* how a register of the caller is found (DWARF 5 section 6.4.1) */
+    FL_CFI_RULE_UNSET = 0, /* no rule: the register keeps its value; for the return-address
+                            * column, the return address is still in that register (arm64 lr) */
+    FL_CFI_RULE_UNDEFINED, /* unrecoverable; for the return-address column: the outermost frame */
+    FL_CFI_RULE_SAME,      /* same value */
+    FL_CFI_RULE_OFFSET,    /* saved at CFA + value */
+    FL_CFI_RULE_VAL_OFFSET,/* is CFA + value */
+    FL_CFI_RULE_REGISTER,  /* in register `value` */
+    FL_CFI_RULE_EXPR,      /* saved at the address the expression computes (CFA pushed first) */
+    FL_CFI_RULE_VAL_EXPR   /* is what the expression computes (CFA pushed first) */
+};
+enum { FL_CFI_CFA_REG = 1, FL_CFI_CFA_EXPR = 2 };
+enum { FL_CFI_ROW_SIGNAL = 1, /* the FDE's CIE says 'S': the caller's pc is exact, not a return */
+       FL_CFI_ROW_RA_SIGNED = 2 }; /* arm64: the return address carries a pointer signature */
+
+typedef struct fl_cfi_rule {
+    uint8_t reg, kind; /* DWARF register, FL_CFI_RULE_* */
+    uint16_t len;      /* EXPR, VAL_EXPR: the expression's length in bytes */
+    int32_t value;     /* OFFSET, VAL_OFFSET: bytes from the CFA; REGISTER: the register;
+                        * EXPR, VAL_EXPR: the expression's address minus the row's expr_base */
+} fl_cfi_rule_t;
+
+/* A row but its rules (the row cache keeps this part as it is). */
+typedef struct fl_cfi_head {
+    uint16_t cfa_len;     /* CFA_EXPR: the expression's length */
+    uint8_t cfa_kind, cfa_reg, ra_reg, flags; /* FL_CFI_CFA_*, register, RA column, FL_CFI_ROW_* */
+    uint8_t nrules;       /* rules other than UNSET */
+    int64_t cfa_offset;   /* CFA_REG: added to the register; CFA_EXPR: like rule.value */
+    uint64_t expr_base;   /* expressions are addressed from here (the FDE) */
+} fl_cfi_head_t;
+
+/* The unwind row in effect at one address: the CFA rule and the register rules. */
+typedef struct fl_cfi_row {
+    uint64_t start, end; /* the addresses where this row applies (inside its FDE) */
+    fl_cfi_head_t h;
+    fl_cfi_rule_t rule[FL_DWARF_REGS]; /* h.nrules of them, by ascending register */
+} fl_cfi_row_t;
+
+/* The FDE covering pc: the binary-search table of .eh_frame_hdr when there is one, else a linear
+ * scan of the records (bounded by FL_CFI_SCAN_MAX). AS-SAFE. */
+int fl_cfi_fde_find(const fl_cfi_table_t *t, uint64_t pc, fl_cfi_fde_t *fde);
+/* The FDE record at addr (compact unwind names FDEs by offset): FL_ENOTFOUND if a CIE or the
+ * terminator is there. AS-SAFE. */
+int fl_cfi_fde_parse(const fl_cfi_table_t *t, uint64_t addr, fl_cfi_fde_t *fde);
+/* Calls fn for every FDE in record order until fn returns nonzero (returned); for the tests and
+ * the CLI. A malformed record ends the walk with its error. AS-SAFE if fn is. */
+int fl_cfi_fde_each(const fl_cfi_table_t *t, int (*fn)(void *ctx, const fl_cfi_fde_t *fde),
+                    void *ctx);
+/* Runs the CIE's initial instructions and the FDE's instructions up to pc (pc_start <= pc <
+ * pc_end): the row in effect at pc. AS-SAFE. */
+int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_t pc,
+                       fl_cfi_row_t *row);
+/* Steps regs (the frame the row belongs to) to its caller: the CFA becomes the caller's sp, the
+ * return address its pc, and every register with a rule gets its saved value (read through
+ * `stack`; expression bytes through `tables`). 1 stepped, 0 outermost frame (the return address
+ * is undefined or 0), FL_EINVAL (a register the row needs is unknown), FL_EFAULT, FL_EBADDATA,
+ * FL_ENOSYS (an expression operation not supported). regs is unchanged unless 1. AS-SAFE. */
+int fl_cfi_row_apply(const fl_cfi_row_t *row, int arch, const fl_reader_t *stack,
+                     const fl_reader_t *tables, fl_dwarf_regs_t *regs);
+
+/* Counts of the CFI steppers since the process started (all walks, all threads). */
+typedef struct fl_cfi_stats {
+    uint64_t steps;      /* DWARF steps taken by faultline's evaluator */
+    uint64_t hits;       /* ... of which with a row from the cache */
+    uint64_t misses;     /* rows computed (and then cached, if the cache is on) */
+    uint64_t declined;   /* steps the evaluator declined (FL_ENOSYS): handed to LLVM libunwind */
+    uint64_t fallback;   /* steps LLVM libunwind took (declined, or the LLVM mode) */
+    uint64_t errors;     /* malformed or unreadable tables (the walker went on without CFI) */
+} fl_cfi_stats_t;
+void fl_frames_cfi_stats(fl_cfi_stats_t *out); /* AS-SAFE */
+
+/* Which CFI engine walks use (for tests and benchmarks; the default is FL_CFI_MODE_CACHED):
+ * faultline's evaluator with the row cache, without it (every step computes its row), or LLVM
+ * libunwind alone (Linux only: FL_ENOSYS elsewhere). Affects walks begun afterwards. AS-SAFE. */
+enum { FL_CFI_MODE_CACHED = 0, FL_CFI_MODE_UNCACHED = 1, FL_CFI_MODE_LLVM = 2 };
+int fl_frames_cfi_mode(int mode);
+/* Empties the row cache (benchmarks measure cold walks with it). AS-SAFE. */
+void fl_frames_cfi_cache_flush(void);
+
 /* ---- Frames ---- */
 
 enum { /* values equal faultline.Frame.Method in proto/faultline.proto */

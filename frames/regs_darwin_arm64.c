@@ -3,7 +3,7 @@
 #include <mach/mach.h>
 #include <sys/ucontext.h>
 
-#include "frames/cfi_darwin.h"
+#include "frames/unwind_internal.h"
 
 #include "frames/arch_arm64.h"
 
@@ -52,8 +52,3 @@ __asm__(".text\n"
         "  stp x30, x1, [x0, #240]\n"
         "  str x30, [x0, #256]\n"
         "  ret\n");
-
-/* ---- Compact-unwind glue ---- */
-
-int fl_unwind_arch_dwarf_reg(unsigned dwarf) { return dwarf <= PC ? (int)dwarf : -1; }
-const unsigned fl_unwind_arch_dwarf_pc = PC, fl_unwind_arch_dwarf_sp = SP, fl_unwind_arch_dwarf_fp = FP;

@@ -3,7 +3,7 @@
 #include <mach/mach.h>
 #include <sys/ucontext.h>
 
-#include "frames/cfi_darwin.h"
+#include "frames/unwind_internal.h"
 
 #include "frames/arch_x86_64.h"
 
@@ -61,13 +61,3 @@ __asm__(".text\n"
         "  movq 0(%rdi), %rax\n"
         "  ret\n"
         "  .cfi_endproc\n");
-
-/* ---- Compact-unwind glue ---- */
-
-/* DWARF x86_64 numbering: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip (0..16). */
-int fl_unwind_arch_dwarf_reg(unsigned dwarf) {
-    static const signed char map[] = {RAX, RDX, RCX, RBX, RSI, RDI, RBP, RSP, R8,
-                                      R9,  R10, R11, R12, R13, R14, R15, RIP};
-    return dwarf < FL_ARRAY_LEN(map) ? map[dwarf] : -1;
-}
-const unsigned fl_unwind_arch_dwarf_pc = 16, fl_unwind_arch_dwarf_sp = 7, fl_unwind_arch_dwarf_fp = 6;

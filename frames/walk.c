@@ -22,6 +22,24 @@ static bool plausible_step(const fl_walk_env_t *env, uint64_t sp, uint64_t calle
     return env->images ? fl_images_is_text(env->images, caller_pc) : caller_pc != 0;
 }
 
+/* Whether pc lies in some image's text, the last image whose text held one remembered in *memo
+ * (consecutive frames mostly share an image). */
+static bool in_text(const fl_image_list_t *images, const fl_image_t **memo, uint64_t pc) {
+    const fl_image_t *img = *memo;
+    if (img && pc >= img->text_start && pc < img->text_end) return true;
+    img = fl_images_find(images, pc);
+    if (!img || pc < img->text_start || pc >= img->text_end) return false;
+    *memo = img;
+    return true;
+}
+
+/* plausible_step for the caller the CFI cursor computed, with the cursor's memo. */
+static bool plausible_cfi(const fl_walk_env_t *env, fl_cfi_cursor_t *c, uint64_t sp,
+                          uint64_t caller_pc, uint64_t caller_sp, bool first) {
+    if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
+    return env->images ? in_text(env->images, &c->text_img, caller_pc) : caller_pc != 0;
+}
+
 static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
     return plausible_step(env, sp, caller_pc, caller_sp, false);
 }
@@ -96,6 +114,61 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
     return FL_ENOTFOUND;
 }
 
+/* Cache hits on plain rows, nearly every frame: the CFI step and the plausibility checks of the
+ * general loop below in one tight loop, its state in locals as in fl_frames_walk_fp. Stops
+ * (returning the frame count) where the next frame needs the general steppers: a miss, a row of
+ * another form, a pc outside any image, an implausible caller (the cursor is then invalidated
+ * and the general loop decides). */
+static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t *r,
+                         fl_frame_t *out, unsigned n, unsigned max) {
+    if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED) return n;
+    const fl_reader_t stack = *env->mem; /* a local copy: out[] cannot alias it */
+    const fl_image_t *img = c->img, *text = c->text_img;
+    uint64_t img_lo = img ? img->start : 1, img_hi = img ? img->end : 0, id = c->img_id;
+    bool bounded = env->stack_lo || env->stack_hi, exact = c->exact_pc;
+    uint64_t lo = bounded ? env->stack_lo : 0, hi = bounded ? env->stack_hi : UINT64_MAX;
+    unsigned start = n;
+    fl_dwarf_regs_t *m = &c->regs;
+    uint64_t pc = m->r[FL_DWARF_PC], sp = m->r[FL_DWARF_SP], fp = m->r[FL_DWARF_FP];
+    bool fp_known = m->valid >> FL_DWARF_FP & 1;
+    while (n < max) {
+        uint64_t at = exact ? pc : pc - 1, npc = pc, nsp = sp, nfp = fp;
+        bool nfp_known = fp_known;
+        uint32_t seq;
+        const fl_cfi_entry_t *e;
+        if (at < img_lo || at >= img_hi) { /* another image: its identity and tables */
+            c->text_img = text;
+            if (!(img = fl_cfi_cursor_image(c, at))) break;
+            img_lo = img->start, img_hi = img->end, id = c->img_id;
+        }
+        if (!(e = fl_cfi_cache_find(at, id, &seq)) || !(e->h.flags & FL_CFI_ENTRY_PLAIN) ||
+            fl_cfi_plain_step(e, seq, &stack, m, &npc, &nsp, &nfp, &nfp_known) != 1)
+            break;
+        npc = fl_unwind_strip_pac(npc);
+        /* plausible_step; frame 0 alone may share its caller's sp */
+        bool ok = (nsp > sp || (nsp == sp && n == 1)) && nsp - 1 >= lo && nsp - 1 < hi &&
+                  in_text(env->images, &text, npc);
+        if (!ok) { /* the general loop tries again from r, and then the other steppers */
+            c->valid = false;
+            break;
+        }
+        pc = npc, sp = nsp, fp = nfp, fp_known = nfp_known, exact = false;
+        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CFI};
+    }
+    c->text_img = text;
+    if (n > start) {
+        m->r[FL_DWARF_PC] = pc;
+        m->r[FL_DWARF_SP] = sp;
+        m->r[FL_DWARF_FP] = fp;
+        m->valid = (m->valid & ~(1ull << FL_DWARF_FP)) | (uint64_t)fp_known << FL_DWARF_FP;
+        c->exact_pc = false;
+        fl_unwind_arch_set(r, pc, sp, fp_known ? fp : 0);
+    }
+    c->stats.hits += n - start;
+    c->stats.steps += n - start;
+    return n;
+}
+
 int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out,
                    unsigned max, fl_walk_result_t *res) {
     if (!env->use_cfi) return fl_frames_walk_fp(env, start, out, max, res);
@@ -109,24 +182,27 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
         return 0;
     }
     fl_cfi_begin(&cfi, env);
+    fl_cfi_cursor_seed(&cfi, &r); /* so that the fast loop can start at frame 0 */
+    cfi.valid = true;
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
     res->count = 1;
     /* Bounded by max; every accepted step after the first strictly raises sp: no cycle either. */
     while (res->count < max) {
-        uint64_t sp = fl_regs_sp(&r);
+        if ((res->count = cfi_hits(env, &cfi, &r, out, res->count, max)) >= max) break;
+        uint64_t sp = fl_regs_sp(&r), cpc, csp, cfp;
         uint32_t method = FL_FRAME_UNKNOWN;
-        fl_regs_t next = r;
-        int cfi_ret = -1;
-        if ((cfi_ret = fl_cfi_step(&cfi, &next)) == 1 &&
-                   plausible_step(env, sp, fl_regs_pc(&next), fl_regs_sp(&next), res->count == 1)) {
+        /* The CFI stepper keeps the registers it restores itself; r follows in pc, sp and fp,
+         * which is all the other steppers use. */
+        int cfi_ret = fl_cfi_step(&cfi, &r, &cpc, &csp, &cfp);
+        if (cfi_ret == 1 && plausible_cfi(env, &cfi, sp, cpc, csp, res->count == 1)) {
+            fl_unwind_arch_set(&r, cpc, csp, cfp);
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {
             res->stop_reason = "end of stack (outermost frame)";
             break;
         } else {
             cfi.valid = false;
-            next = r;
-            uint64_t cpc, csp;
+            fl_regs_t next = r;
             if (res->count == 1 && entry_step(env, &r, &cpc, &csp)) {
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
                 method = csp == sp ? FL_FRAME_LR : FL_FRAME_SCAN;
@@ -135,13 +211,16 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
             } else if (scan_step(env, (next = r, &next)) == 0) {
                 method = FL_FRAME_SCAN;
             }
+            if (method != FL_FRAME_UNKNOWN) r = next;
         }
         if (method == FL_FRAME_UNKNOWN) {
-            res->stop_reason = fl_regs_fp(&r) == 0 ? "end of stack"
-                                                   : "no unwind information and no trusted frame pointer";
+            /* A malformed unwind table is named: it is why this walk ended early. */
+            res->stop_reason = cfi.error                ? cfi.error
+                               : fl_regs_fp(&r) == 0 ? "end of stack"
+                                                      : "no unwind information and no trusted frame pointer";
             break;
         }
-        r = next;
+        cfi.error = 0;
         out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method};
     }
     if (res->count == max) {

@@ -41,9 +41,7 @@ static const uint8_t cu_x86_64_dwarf[7] = {0, 3, 12, 13, 14, 15, 6};
 #define ARM64_FP 29u
 #define ARM64_LR 30u
 #define ARM64_D8 72u
-#define REGS_TRACKED 33u /* fl_macho_regs_t.r: d registers are not tracked */
-_Static_assert(sizeof(((fl_macho_regs_t *)0)->r) == REGS_TRACKED * sizeof(uint64_t),
-               "fl_macho_regs_t layout");
+#define REGS_TRACKED FL_DWARF_REGS /* d registers are not tracked */
 
 /* ---- The section ---- */
 
@@ -476,7 +474,7 @@ size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf
 
 /* ---- Stepping ---- */
 
-static bool reg_valid(const fl_macho_regs_t *regs, unsigned r) {
+static bool reg_valid(const fl_dwarf_regs_t *regs, unsigned r) {
     return (regs->valid >> r) & 1u;
 }
 
@@ -489,7 +487,7 @@ static bool add_signed(uint64_t a, int32_t off, uint64_t *out) {
 }
 
 /* Reads the rule's saved registers (slots at base + offset) into vals; d registers, which
- * fl_macho_regs_t does not track, are skipped. */
+ * fl_dwarf_regs_t does not track, are skipped. */
 static int read_saved(const fl_macho_unwind_rule_t *rule, const fl_reader_t *stack, uint64_t base,
                       uint64_t vals[FL_MACHO_RULE_REGS_MAX]) {
     for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
@@ -503,7 +501,7 @@ static int read_saved(const fl_macho_unwind_rule_t *rule, const fl_reader_t *sta
 }
 
 static void write_saved(const fl_macho_unwind_rule_t *rule,
-                        const uint64_t vals[FL_MACHO_RULE_REGS_MAX], fl_macho_regs_t *regs) {
+                        const uint64_t vals[FL_MACHO_RULE_REGS_MAX], fl_dwarf_regs_t *regs) {
     for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
         if (rule->reg[i] >= REGS_TRACKED) continue;
         regs->r[rule->reg[i]] = vals[i];
@@ -517,7 +515,7 @@ static void write_saved(const fl_macho_unwind_rule_t *rule,
 
 /* Reads everything before changing regs, so that a failed step leaves them as they were. */
 int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
-                         uint64_t func_start, const fl_reader_t *stack, fl_macho_regs_t *regs) {
+                         uint64_t func_start, const fl_reader_t *stack, fl_dwarf_regs_t *regs) {
     if (!rule || !stack || !regs) return FL_EINVAL;
     if (rule->kind == FL_MACHO_RULE_NONE || rule->kind == FL_MACHO_RULE_DWARF) return FL_ENOSYS;
     bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;

@@ -129,6 +129,8 @@ static void add_image(const fl_reader_t *mem, fl_image_list_t *out, uint64_t hea
         }
         if (mi.unwind_info_size && fl_add_u64(mi.unwind_info_vmaddr, mi.slide, &img->unwind_info))
             img->unwind_info_size = mi.unwind_info_size;
+        if (mi.eh_frame_size && fl_add_u64(mi.eh_frame_vmaddr, mi.slide, &img->eh_frame))
+            img->eh_frame_size = mi.eh_frame_size;
         img->is_main = mi.filetype == MH_EXECUTE;
     }
     if (path_addr) {
@@ -148,7 +150,7 @@ static uint64_t change_stamp(const fl_reader_t *mem, uint32_t version) {
     return t;
 }
 
-int fl_macho_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
+static int collect(const fl_reader_t *mem, fl_image_list_t *out) {
     out->count = 0;
     out->truncated = out->inconsistent = false;
     if (!__atomic_load_n(&g_prep.prepared, __ATOMIC_ACQUIRE)) return FL_ESTATE;
@@ -197,4 +199,10 @@ int fl_macho_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
         change_stamp(mem, version) != stamp)
         out->inconsistent = true;
     return 0;
+}
+
+int fl_macho_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
+    int e = collect(mem, out);
+    fl_images_sort(out);
+    return e;
 }

@@ -223,12 +223,6 @@ int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_
  * "dwarf at 0x1234", "none". Returns the length (cut to cap-1, always terminated). AS-SAFE. */
 size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf, size_t cap);
 
-/* Registers for one step: DWARF numbering as above, r[i] valid when bit i of `valid` is set
- * (d8..d15 are not tracked). */
-typedef struct fl_macho_regs {
-    uint64_t r[33];
-    uint64_t valid;
-} fl_macho_regs_t;
 
 /* Steps regs from the function described by `rule` (whose first instruction is at runtime address
  * func_start, needed by STACK_IND, which reads the immediate through `code`) to its caller, reading
@@ -243,7 +237,7 @@ typedef struct fl_macho_regs {
  * FRAMELESS) is not valid or STACK_IND has no code reader. On failure regs is unchanged.
  * AS-SAFE. */
 int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
-                         uint64_t func_start, const fl_reader_t *stack, fl_macho_regs_t *regs);
+                         uint64_t func_start, const fl_reader_t *stack, fl_dwarf_regs_t *regs);
 
 /* ---- The live process's images (Darwin only: images_darwin.c) ---- */
 

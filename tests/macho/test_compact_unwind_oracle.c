@@ -211,7 +211,7 @@ static const insn_t *skip_to_prologue(const disasm_t *d, const insn_t *in, bool 
 
 /* Replays an x86_64 prologue (push, mov %rsp,%rbp, sub $n,%rsp) from func; returns the number
  * of instructions replayed, or -1 on an instruction that writes the stack another way. */
-static int replay_x86(const disasm_t *d, uint64_t func, fl_macho_regs_t *r, uint64_t *saved_mask) {
+static int replay_x86(const disasm_t *d, uint64_t func, fl_dwarf_regs_t *r, uint64_t *saved_mask) {
     uint64_t sp = SIM_ENTRY, bp = marker(6);
     if (!sim_store(sp, RET_ADDR)) return -1;
     const insn_t *in = skip_to_prologue(d, disasm_at(d, func), false);
@@ -246,7 +246,7 @@ static int replay_x86(const disasm_t *d, uint64_t func, fl_macho_regs_t *r, uint
 }
 
 /* The same for arm64: stp (pre-indexed or with an offset from sp), sub sp, add/mov x29. */
-static int replay_a64(const disasm_t *d, uint64_t func, fl_macho_regs_t *r, uint64_t *saved_mask) {
+static int replay_a64(const disasm_t *d, uint64_t func, fl_dwarf_regs_t *r, uint64_t *saved_mask) {
     uint64_t sp = SIM_ENTRY, fp = marker(29);
     const insn_t *in = skip_to_prologue(d, disasm_at(d, func), true);
     int n = 0;
@@ -308,7 +308,7 @@ static void check_step(const fl_macho_image_t *img, const fl_reader_t *code, con
     if (rule.kind == FL_MACHO_RULE_NONE || rule.kind == FL_MACHO_RULE_DWARF) return;
     bool arm64 = img->cputype == FL_MACHO_CPU_ARM64;
     memset(g_sim, 0, sizeof g_sim);
-    fl_macho_regs_t r;
+    fl_dwarf_regs_t r;
     uint64_t saved = 0;
     int n = arm64 ? replay_a64(d, func, &r, &saved) : replay_x86(d, func, &r, &saved);
     if (n < 0) {

@@ -16,8 +16,8 @@ static void put(uint64_t addr, uint64_t v) {
 }
 
 /* Registers before the step: every one valid, each holding a recognisable value. */
-static fl_macho_regs_t all_regs(void) {
-    fl_macho_regs_t r;
+static fl_dwarf_regs_t all_regs(void) {
+    fl_dwarf_regs_t r;
     for (unsigned i = 0; i < 33; i++) r.r[i] = 0xaaaa000000000000ull | i;
     r.valid = (1ull << 33) - 1;
     return r;
@@ -32,7 +32,7 @@ static fl_macho_unwind_rule_t rule_of(uint32_t cpu, uint32_t enc) {
 
 /* After a step: exactly the registers in `want_valid` are valid; those in `changed` hold the
  * given values and the other valid ones kept theirs. */
-static void check_regs(const fl_macho_regs_t *before, const fl_macho_regs_t *after,
+static void check_regs(const fl_dwarf_regs_t *before, const fl_dwarf_regs_t *after,
                        uint64_t want_valid, const unsigned *reg, const uint64_t *val, unsigned n) {
     CHECK_EQ_U64(after->valid, want_valid);
     for (unsigned i = 0; i < 33; i++) {
@@ -61,7 +61,7 @@ static void test_x86_rbp_frame(void) {
     put(rbp - 8, 0x1515);               /* r15 */
     put(rbp - 16, 0x1414);              /* r14 */
     put(rbp - 24, 0x0303);              /* rbx */
-    fl_macho_regs_t r = all_regs(), before;
+    fl_dwarf_regs_t r = all_regs(), before;
     r.r[7] = rbp - 32;
     r.r[6] = rbp;
     before = r;
@@ -93,7 +93,7 @@ static void test_x86_rbp_frame(void) {
     r = before;
     r.r[6] = 0x1000;
     r.r[7] = 0x800;
-    fl_macho_regs_t copy = r;
+    fl_dwarf_regs_t copy = r;
     CHECK_EQ_U64(fl_macho_unwind_step(&rule, NULL, 0, &g_sr, &r), FL_EFAULT);
     CHECK(memcmp(&r, &copy, sizeof r) == 0); /* unchanged on failure */
     r = before;
@@ -125,7 +125,7 @@ static void test_x86_stack_immd(void) {
     put(cfa - 48, 0x0303);
     put(sp, 0xdead); /* locals */
     put(sp + 8, 0xdead);
-    fl_macho_regs_t r = all_regs(), before;
+    fl_dwarf_regs_t r = all_regs(), before;
     r.r[7] = sp;
     before = r;
     CHECK_EQ_U64(fl_macho_unwind_step(&rule, NULL, 0, &g_sr, &r), 0);
@@ -177,7 +177,7 @@ static void test_x86_stack_ind(void) {
     put(cfa - 8, 0x10000abcd);
     put(cfa - 16, 0x1414); /* r14, pushed first */
     put(cfa - 24, 0x0303); /* rbx */
-    fl_macho_regs_t r = all_regs(), before;
+    fl_dwarf_regs_t r = all_regs(), before;
     r.r[7] = sp;
     before = r;
     CHECK_EQ_U64(fl_macho_unwind_step(&rule, &cr, func, &g_sr, &r), 0);
@@ -210,7 +210,7 @@ static void test_arm64_frame(void) {
     put(fp - 16, 0x2020);
     put(fp - 24, 0x2121);
     put(fp - 32, 0x2222);
-    fl_macho_regs_t r = all_regs(), before;
+    fl_dwarf_regs_t r = all_regs(), before;
     r.r[31] = fp - 64;
     r.r[29] = fp;
     before = r;
@@ -252,7 +252,7 @@ static void test_arm64_frame(void) {
 static void test_arm64_frameless(void) {
     fl_macho_unwind_rule_t rule = rule_of(FL_MACHO_CPU_ARM64, 0x02002000);
     uint64_t cfa = at(700);
-    fl_macho_regs_t r = all_regs(), before;
+    fl_dwarf_regs_t r = all_regs(), before;
     r.r[31] = cfa - 32;
     r.r[30] = 0x100007777;
     before = r;
@@ -289,7 +289,7 @@ static void test_arm64_frameless(void) {
 }
 
 static void test_unsupported(void) {
-    fl_macho_regs_t r = all_regs(), before = r;
+    fl_dwarf_regs_t r = all_regs(), before = r;
     static const struct {
         uint32_t cpu, enc;
     } cases[] = {{FL_MACHO_CPU_ARM64, 0}, {FL_MACHO_CPU_ARM64, 0x03000100},
