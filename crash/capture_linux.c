@@ -206,7 +206,6 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     write_thread(w, &tl->t[0], maps_err == 0);
     test_fault(3); /* the other threads are parked */
     for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0);
-    release_threads();
     fl_report_write_threads_total(w, tl->total);
 
     fl_annotations_each(write_annotation, w);
@@ -237,6 +236,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
 
     __atomic_store_n(&g_writer_open, 0, __ATOMIC_SEQ_CST);
     e = fl_report_writer_finish(w);
+    /* The other threads go on only now: the report is complete (and its name final) first. */
+    release_threads();
     if (!crash) return e;
     char msg[256];
     fl_strbuf_t sb;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -84,6 +85,12 @@ int fl_install(const fl_options *opts) {
     fl_sys_clock_gettime(CLOCK_REALTIME, &c->install_time_ns);
     const char *stage = getenv("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
+    /* FAULTLINE_CFI=llvm (LLVM libunwind as the CFI engine, Linux) or uncached (no row cache):
+     * to compare engines (docs/unwinding.md); otherwise faultline's evaluator and its cache. */
+    const char *cfi = getenv("FAULTLINE_CFI");
+    fl_frames_cfi_mode(cfi && !strcmp(cfi, "llvm")       ? FL_CFI_MODE_LLVM
+                       : cfi && !strcmp(cfi, "uncached") ? FL_CFI_MODE_UNCACHED
+                                                         : FL_CFI_MODE_CACHED);
 
     for (int i = 0; i < FL_RESERVE_FDS; i++) c->reserve_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
     if ((e = fl_crash_platform_install()) != 0) {

@@ -44,6 +44,7 @@ static volatile int g_installed;     /* the handler is ours to remove */
 static volatile int g_generation;    /* of the latest request, never 0 once used */
 static volatile int g_release;       /* the generation whose parked threads may go (futex word) */
 static volatile int g_answers;       /* answers to the current request (futex word) */
+static volatile int g_answers_want;  /* the count the capture waits for (0: not yet known) */
 static volatile int g_unanswered;    /* a request went unanswered: its signal may still arrive */
 static fl_thread_list_t *volatile g_list;
 static char g_dents[8192];
@@ -103,14 +104,22 @@ static void responder(int sig, siginfo_t *info, void *uc) {
     fl_regs_from_ucontext(&t->regs, uc);
     fl_sys_prctl_get_name(t->name);
     __atomic_store_n(&t->token, TOKEN(gen, ANSWERED), __ATOMIC_RELEASE);
-    __atomic_add_fetch(&g_answers, 1, __ATOMIC_SEQ_CST);
-    fl_sys_futex_wake(&g_answers, 1);
+    /* Only the answer the capture waits for wakes it (one futex call, not one per thread): it
+     * publishes the count it wants, then looks at g_answers; we add to g_answers, then look at
+     * the count wanted (both sequentially consistent: one of us sees the other). */
+    int have = __atomic_add_fetch(&g_answers, 1, __ATOMIC_SEQ_CST);
+    int want = __atomic_load_n(&g_answers_want, __ATOMIC_SEQ_CST);
+    if (want && have >= want) fl_sys_futex_wake(&g_answers, 1);
     /* Park, so the stack stays as the registers describe it while the capture walks it. Bounded:
      * if the capturing thread died without releasing us, we go on after FL_THREADS_PARK_MAX_NS. */
     uint64_t start = now_ns();
     for (;;) {
         int r = __atomic_load_n(&g_release, __ATOMIC_ACQUIRE);
-        if (r - gen >= 0) break;
+        if (r - gen >= 0) {
+            /* Released: wake two more (fl_threads_release wakes two; the waking fans out). */
+            fl_sys_futex_wake(&g_release, 2);
+            break;
+        }
         uint64_t waited = now_ns() - start;
         if (waited >= FL_THREADS_PARK_MAX_NS) break;
         fl_sys_futex_wait(&g_release, r, 100000000ull);
@@ -264,10 +273,12 @@ static void read_name(fl_thread_t *t) {
     fl_strlcpy(t->name, buf, sizeof t->name);
 }
 
-/* Waits until *count reaches `want` or the deadline passed. */
-static void wait_count(volatile int *count, int want, uint64_t deadline) {
+/* Waits until *count reaches `want` or the deadline passed. Responders wake the waiter when
+ * *count reaches *want_word (g_answers_want), or, for each answer, when want_word is NULL. */
+static void wait_count(volatile int *count, int want, uint64_t deadline, volatile int *want_word) {
+    if (want_word) __atomic_store_n(want_word, want > 0 ? want : 1, __ATOMIC_SEQ_CST);
     for (;;) {
-        int have = __atomic_load_n(count, __ATOMIC_ACQUIRE);
+        int have = __atomic_load_n(count, __ATOMIC_SEQ_CST);
         uint64_t now = now_ns();
         if (have >= want || now >= deadline) return;
         uint64_t left = deadline - now;
@@ -289,6 +300,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
     if (!gen) gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
     l->generation = gen;
     __atomic_store_n(&g_answers, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_answers_want, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_list, l, __ATOMIC_RELEASE);
 
     /* Our responder must still be the signal's action: an application may have taken it. */
@@ -321,7 +333,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
      * one that has exited neither. The rest get until the deadline. */
     uint64_t start = now_ns(), deadline = start + timeout_ns;
     uint64_t check = start + (timeout_ns < FL_THREADS_CHECK_NS ? timeout_ns : FL_THREADS_CHECK_NS);
-    wait_count(&g_answers, sent, check);
+    wait_count(&g_answers, sent, check, &g_answers_want);
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
         if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != TOKEN(gen, PENDING)) continue;
@@ -331,7 +343,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
             sent--;
         }
     }
-    wait_count(&g_answers, sent, deadline);
+    wait_count(&g_answers, sent, deadline, &g_answers_want);
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
         if (abandon(&t->token, gen)) {
@@ -346,9 +358,12 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
     return 0;
 }
 
+/* The kernel wakes a futex's waiters one by one (4-10 us each here): waking every parked thread
+ * from here would cost the capture that much per thread. It wakes two, and each thread released
+ * wakes two more (responder): the capture goes on at once, the threads resume in a few rounds. */
 void fl_threads_release(fl_thread_list_t *l) {
     __atomic_store_n(&g_release, l->generation, __ATOMIC_RELEASE);
-    fl_sys_futex_wake(&g_release, 1 << 30);
+    fl_sys_futex_wake(&g_release, 2);
 }
 
 int fl_threads_offer_altstacks(uint64_t timeout_ns) {
@@ -379,11 +394,11 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
      * created blocks every signal until it runs (glibc's pthread_create; qemu-user's clone for
      * longer): one that seems to block it after 2 ms gets until 20 ms. */
     uint64_t start = now_ns();
-    wait_count(&g_offer_answers, sent, start + 2000000ull);
+    wait_count(&g_offer_answers, sent, start + 2000000ull, NULL);
     for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
         if (__atomic_load_n(&g_offers[i].token, __ATOMIC_ACQUIRE) == TOKEN(0, PENDING) &&
             blocks_signal(g_offers[i].tid, g_signal) != 0) {
-            wait_count(&g_offer_answers, sent, start + 20000000ull);
+            wait_count(&g_offer_answers, sent, start + 20000000ull, NULL);
             break;
         }
     }
@@ -395,7 +410,7 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
             sent--;
         }
     }
-    wait_count(&g_offer_answers, sent, start + timeout_ns);
+    wait_count(&g_offer_answers, sent, start + timeout_ns, NULL);
     int taken = 0;
     for (unsigned i = 0; i < FL_OFFERS_MAX && g_offers[i].stack; i++) {
         struct offer *o = &g_offers[i];

@@ -85,6 +85,8 @@ int fl_elf_file_symbol(fl_elf_file_t *f, size_t i, uint64_t *addr, uint64_t *siz
                        const char **name);
 /* Whether a section of that name with contents (not SHT_NOBITS) exists. */
 bool fl_elf_file_has_section(const fl_elf_file_t *f, const char *name);
+/* That section's address (sh_addr) and size; FL_ENOTFOUND if there is none with contents. */
+int fl_elf_file_section(const fl_elf_file_t *f, const char *name, uint64_t *addr, uint64_t *size);
 /* The CRC32 stored after the .gnu_debuglink name. FL_ENOTFOUND without a (well-formed) link. */
 int fl_elf_file_debuglink_crc(const fl_elf_file_t *f, uint32_t *crc);
 

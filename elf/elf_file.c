@@ -285,15 +285,22 @@ int fl_elf_file_symbol(fl_elf_file_t *f, size_t i, uint64_t *addr, uint64_t *siz
     return 0;
 }
 
-bool fl_elf_file_has_section(const fl_elf_file_t *f, const char *name) {
+int fl_elf_file_section(const fl_elf_file_t *f, const char *name, uint64_t *addr, uint64_t *size) {
     for (uint64_t i = 0; i < f->shnum; i++) {
         Elf64_Shdr sh;
         const char *n;
         if (get_shdr(f, i, &sh) && sh.sh_type != SHT_NOBITS && sh.sh_size &&
-            (n = section_name(f, &sh)) && strcmp(n, name) == 0)
-            return true;
+            (n = section_name(f, &sh)) && strcmp(n, name) == 0) {
+            if (addr) *addr = sh.sh_addr;
+            if (size) *size = sh.sh_size;
+            return 0;
+        }
     }
-    return false;
+    return FL_ENOTFOUND;
+}
+
+bool fl_elf_file_has_section(const fl_elf_file_t *f, const char *name) {
+    return fl_elf_file_section(f, name, NULL, NULL) == 0;
 }
 
 int fl_elf_file_debuglink_crc(const fl_elf_file_t *f, uint32_t *crc) {

@@ -17,6 +17,9 @@ static struct {
     uint64_t exe_slide;     /* the executable's load bias */
     uint64_t vdso;          /* AT_SYSINFO_EHDR, 0 if none */
     uint64_t r_debug;       /* the loader's live r_debug */
+    /* The executable's .eh_frame when it has no PT_GNU_EH_FRAME (a -static link): its CFI is
+     * then found by a scan of the records, which must be located from the section headers. */
+    uint64_t exe_eh_frame, exe_eh_frame_size;
     char exe[FL_IMAGE_PATH_MAX];
 } g_prep;
 
@@ -117,6 +120,18 @@ int fl_elf_images_prepare(void) {
     if (g_prep.exe_truncated) n = sizeof buf - 1;
     buf[n] = 0;
     fl_strlcpy(g_prep.exe, buf, sizeof g_prep.exe);
+    Elf64_Phdr ehf;
+    g_prep.exe_eh_frame = g_prep.exe_eh_frame_size = 0;
+    fl_elf_file_t *f;
+    if (g_prep.phdr && !find_phdr(mem, g_prep.phdr, g_prep.phnum, PT_GNU_EH_FRAME, &ehf) &&
+        fl_elf_file_open("/proc/self/exe", &f) == 0) {
+        uint64_t addr, size;
+        if (fl_elf_file_section(f, ".eh_frame", &addr, &size) == 0) {
+            g_prep.exe_eh_frame = addr + g_prep.exe_slide;
+            g_prep.exe_eh_frame_size = size;
+        }
+        fl_elf_file_close(f);
+    }
     __atomic_store_n(&g_prep.prepared, true, __ATOMIC_RELEASE);
     return g_prep.phdr ? 0 : FL_ENOTFOUND;
 }
@@ -140,6 +155,10 @@ static void add_main(const fl_reader_t *mem, fl_image_list_t *out) {
         (void)fl_elf_image_from_phdrs(mem, g_prep.phdr, (unsigned)g_prep.phnum, g_prep.exe_slide,
                                       img);
     img->slide = g_prep.exe_slide;
+    if (!img->eh_frame_hdr) {
+        img->eh_frame = g_prep.exe_eh_frame;
+        img->eh_frame_size = g_prep.exe_eh_frame_size;
+    }
     img->is_main = true;
     img->path_truncated = g_prep.exe_truncated;
     fl_strlcpy(img->path, g_prep.exe, sizeof img->path);

@@ -12,6 +12,12 @@ void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env) { fl_cfi_cursor_
 
 void fl_cfi_end(fl_cfi_cursor_t *c) { fl_cfi_cursor_finish(c); }
 
+/* Darwin's signal trampoline (_sigtramp) is in libsystem_platform, an image with unwind tables. */
+bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
+    (void)mem, (void)pc;
+    return false;
+}
+
 /* The start of the function holding unslid address `vmaddr` from LC_FUNCTION_STARTS: STACK_IND
  * reads its stack size from that function's code, and an __unwind_info entry may cover several
  * functions (linkers merge neighbours with equal encodings). */

@@ -589,8 +589,8 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
             case 0x09:                                                 /* register */
                 reg = uleb(&s);
                 off = uleb(&s);
-                if (reg < FL_DWARF_REGS && off >= FL_DWARF_REGS) return FL_ENOSYS;
-                e = set_rule(p, reg, FL_CFI_RULE_REGISTER, (int32_t)off, 0);
+                /* (a register we do not track: declined if the row still says so at the end) */
+                e = set_rule(p, reg, FL_CFI_RULE_REGISTER, off > INT32_MAX ? INT32_MAX : (int32_t)off, 0);
                 break;
             case 0x0a:                                                 /* remember_state */
                 if (p->depth >= FL_CFI_REMEMBER_MAX) return FL_ERANGE;
@@ -612,16 +612,15 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
                     int64_t so = sleb(&s);
                     if (__builtin_mul_overflow(so, fde->cie.data_align, &p->cur.cfa_off)) e = FL_ERANGE;
                 }
-                if (!s.err && reg >= FL_DWARF_REGS) return FL_ENOSYS;
+                /* (a register we do not track: declined if the row still says so at the end) */
                 p->cur.cfa_kind = FL_CFI_CFA_REG;
-                p->cur.cfa_reg = (uint8_t)reg;
+                p->cur.cfa_reg = reg < FL_DWARF_REGS ? (uint8_t)reg : UINT8_MAX;
                 break;
             case 0x0d:                                                 /* def_cfa_register */
                 reg = uleb(&s);
                 if (s.err) break;
-                if (reg >= FL_DWARF_REGS) return FL_ENOSYS;
                 if (p->cur.cfa_kind != FL_CFI_CFA_REG) return FL_EBADDATA;
-                p->cur.cfa_reg = (uint8_t)reg;
+                p->cur.cfa_reg = reg < FL_DWARF_REGS ? (uint8_t)reg : UINT8_MAX;
                 break;
             case 0x0e: case 0x13:                                     /* def_cfa_offset(_sf) */
                 if (op == 0x0e) {
@@ -687,6 +686,9 @@ int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_
 
     const state_t *c = &p.cur;
     if (c->cfa_kind == 0) return FL_EBADDATA; /* no CFA rule at all */
+    /* Registers the register file does not track (vector, float) as the CFA's base or as where a
+     * register is saved: valid, but the row cannot be applied here. */
+    if (c->cfa_kind == FL_CFI_CFA_REG && c->cfa_reg >= FL_DWARF_REGS) return FL_ENOSYS;
     row->start = p.loc;
     row->end = p.next;
     row->h.expr_base = fde->addr;
@@ -701,6 +703,7 @@ int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_
     for (uint64_t t = c->touched; t; t &= t - 1) {
         unsigned r = (unsigned)__builtin_ctzll(t);
         if (c->kind[r] == FL_CFI_RULE_UNSET) continue;
+        if (c->kind[r] == FL_CFI_RULE_REGISTER && c->val[r] >= (int32_t)FL_DWARF_REGS) return FL_ENOSYS;
         row->rule[n++] = (fl_cfi_rule_t){.reg = (uint8_t)r, .kind = c->kind[r], .len = c->len[r],
                                          .value = c->val[r]};
     }

@@ -63,12 +63,15 @@ void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c) {
  * trampoline is the same two instructions. At it, sp points at the kernel's rt_sigframe: a
  * 128-byte siginfo, then the ucontext, whose sigcontext (fault_address, regs[31], sp, pc) starts
  * 176 bytes in (uc_flags, uc_link, uc_stack, the 128-byte kernel sigset, alignment to 16). */
-int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
+bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
     uint32_t code[2];
-    uint64_t pc = regs->r[PC], sp = regs->r[SP];
-    if (!(regs->valid >> SP & 1) || fl_read(mem, pc, code, sizeof code) ||
-        code[0] != 0xd2801168u || code[1] != 0xd4000001u)
-        return FL_ENOTFOUND;
+    return fl_read(mem, pc, code, sizeof code) == 0 && code[0] == 0xd2801168u &&
+           code[1] == 0xd4000001u;
+}
+
+int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
+    uint64_t sp = regs->r[SP];
+    if (!(regs->valid >> SP & 1) || !fl_unwind_os_is_sigreturn(mem, regs->r[PC])) return FL_ENOTFOUND;
     uint64_t sc[33]; /* regs[31], sp, pc (after fault_address) */
     if (fl_read(mem, sp + 128 + 176 + 8, sc, sizeof sc)) return FL_ENOTFOUND;
     for (unsigned i = 0; i < 31; i++) regs->r[i] = sc[i];

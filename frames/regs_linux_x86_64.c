@@ -71,15 +71,17 @@ void fl_unwind_arch_from_cursor(fl_regs_t *r, unw_cursor_t *c) {
  * A restorer is `mov $15, %rax; syscall` (glibc's __restore_rt, which carries CFI of its own) or
  * `mov $15, %eax; syscall` (musl). At it, rsp points at the ucontext_t the kernel saved (the
  * handler's return popped the restorer's address), whose gregs start 40 bytes in. */
-int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
+bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
     static const uint8_t rax[] = {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     static const uint8_t eax[] = {0xb8, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05};
     uint8_t code[sizeof rax];
-    uint64_t pc = regs->r[16], sp = regs->r[7];
-    if (!(regs->valid >> 7 & 1) || fl_read(mem, pc, code, sizeof eax) ||
-        (fl_memcmp(code, eax, sizeof eax) != 0 &&
-         (fl_read(mem, pc, code, sizeof rax) || fl_memcmp(code, rax, sizeof rax) != 0)))
-        return FL_ENOTFOUND;
+    return (fl_read(mem, pc, code, sizeof eax) == 0 && fl_memcmp(code, eax, sizeof eax) == 0) ||
+           (fl_read(mem, pc, code, sizeof rax) == 0 && fl_memcmp(code, rax, sizeof rax) == 0);
+}
+
+int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
+    uint64_t sp = regs->r[7];
+    if (!(regs->valid >> 7 & 1) || !fl_unwind_os_is_sigreturn(mem, regs->r[16])) return FL_ENOTFOUND;
     uint64_t g[17]; /* REG_R8 .. REG_RIP */
     if (fl_read(mem, sp + 40, g, sizeof g)) return FL_ENOTFOUND;
     /* DWARF number of each of REG_R8..REG_RIP: r8..r15, rdi, rsi, rbp, rbx, rdx, rax, rcx, rsp,

@@ -51,6 +51,9 @@ enum { FL_DWARF_PC = 32, FL_DWARF_SP = 31, FL_DWARF_FP = 29, FL_ARCH = FL_REGS_A
  * __kernel_rt_sigreturn has no CFI since Linux 5.8; x86_64 restorers without CFI (glibc's has
  * one). (regs_<platform>_<arch>.c; AS-SAFE.) */
 int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs);
+/* Whether the code at pc is that trampoline. A return address into it is plausible wherever it
+ * lies: qemu-user's is outside every image (Darwin: false; its _sigtramp is in an image). */
+bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc);
 
 /* ---- The unwind-table stepper: one per platform, chosen by CMake ----
  * Linux: DWARF CFI through faultline's evaluator and row cache (cfi_step.c, cfi_cache.c), LLVM

@@ -33,11 +33,14 @@ static bool in_text(const fl_image_list_t *images, const fl_image_t **memo, uint
     return true;
 }
 
-/* plausible_step for the caller the CFI cursor computed, with the cursor's memo. */
+/* plausible_step for the caller the CFI cursor computed, with the cursor's memo. The tables may
+ * also return into the signal trampoline, which need not lie in an image (qemu-user's). */
 static bool plausible_cfi(const fl_walk_env_t *env, fl_cfi_cursor_t *c, uint64_t sp,
                           uint64_t caller_pc, uint64_t caller_sp, bool first) {
     if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
-    return env->images ? in_text(env->images, &c->text_img, caller_pc) : caller_pc != 0;
+    if (!env->images) return caller_pc != 0;
+    return in_text(env->images, &c->text_img, caller_pc) ||
+           fl_unwind_os_is_sigreturn(env->mem, caller_pc);
 }
 
 static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {

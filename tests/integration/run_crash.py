@@ -46,7 +46,14 @@ p.add_argument("--symbols", action="append", default=[], metavar="DIR",
                help="passed to faultline show (where an emulated guest's libraries are)")
 p.add_argument("--frame-method", action="append", default=[], metavar="INDEX=METHOD",
                help="the crashed thread's frame INDEX was found by METHOD (cfi, link_register, ...)")
+p.add_argument("--static", action="store_true",
+               help="the crasher is linked statically: no shared libc among the images")
+p.add_argument("--compare-engines", choices=["all", "crashed"],
+               help="run the scenario again with LLVM libunwind as the CFI engine "
+                    "(FAULTLINE_CFI=llvm) and require the same frames (image, image offset, sp "
+                    "from frame 0's, method) for every captured thread, or the crashed one")
 a = p.parse_args()
+a.last_doc = None
 
 passed = failed = 0
 def check(cond, what):
@@ -121,6 +128,44 @@ def check_threads(doc):
 def symbols_args():
     return [x for d in a.symbols for x in ("--symbols", d)]
 
+def frames_by_thread(doc):
+    """Each captured thread's frames as (image, pc - slide, sp - frame 0's sp, method): what two
+    runs of the same program have in common whatever the address-space layout. Threads are
+    grouped by name (and crashed or not); a group's frame lists are sorted."""
+    imgs = doc["images"]
+    groups = {}
+    for t in doc["threads"]:
+        if t["state"] != "captured" or (a.compare_engines == "crashed" and not t["crashed"]):
+            continue
+        frames = t["frames"]
+        sp0 = int(frames[0]["sp"], 16) if frames else 0
+        norm = []
+        for f in frames:
+            img = imgs[f["image"]] if f.get("image") is not None else None
+            base = int(img["slide"], 16) if img else 0
+            norm.append((os.path.basename(img["path"]) if img else "?", int(f["pc"], 16) - base,
+                         int(f["sp"], 16) - sp0, f["method"]))
+        groups.setdefault((t["name"], t["crashed"]), []).append(tuple(norm))
+    return {k: sorted(v) for k, v in groups.items()}
+
+def compare_engines(doc, doc_llvm):
+    ours, theirs = frames_by_thread(doc), frames_by_thread(doc_llvm)
+    check(ours.keys() == theirs.keys(),
+          f"threads differ between the engines: {sorted(ours.keys() ^ theirs.keys())[:10]}")
+    n = 0
+    for k in sorted(ours.keys() & theirs.keys()):
+        for x, y in zip(ours[k], theirs[k]):
+            n += len(x)
+            if x != y:
+                check(False, f"thread {k}: the frames differ between faultline's CFI engine and LLVM libunwind")
+                for i in range(max(len(x), len(y))):
+                    fx = x[i] if i < len(x) else None
+                    fy = y[i] if i < len(y) else None
+                    print(f"  {i:3} {'  ' if fx == fy else '!='} ours {fx}  llvm {fy}")
+                return
+        check(len(ours[k]) == len(theirs[k]), f"thread group {k}: counts differ")
+    print(f"engines agree: {sum(len(v) for v in ours.values())} threads, {n} frames")
+
 def check_report(report, rdir):
     st = os.stat(report)
     check(st.st_mode & 0o777 == 0o600, f"report mode {oct(st.st_mode & 0o777)}")
@@ -158,6 +203,7 @@ def check_report(report, rdir):
             check(got == method, f"frame {i} found by {got}, expected {method}")
         check(len(t["registers"]) >= 17, "general registers recorded")
     check_threads(doc)
+    a.last_doc = doc
     imgs = doc["images"]
     if a.expect_truncated and not imgs:
         return  # cut off before the images: what was written has been checked
@@ -166,7 +212,7 @@ def check_report(report, rdir):
           "main executable image")
     check(main and main[0]["build_id"], "main image has a build-id")
     check(any(i["is_vdso"] for i in imgs) or a.runner, "vdso image listed")
-    check(any("libc.so" in i["path"] for i in imgs), "libc image listed")
+    check(a.static or any("libc.so" in i["path"] for i in imgs), "libc image listed")
     if not a.expect_truncated:  # annotations come last: a cut-off report may lack them
         check(doc["annotations"].get("scenario") == a.scenario, "annotation recorded")
 
@@ -214,16 +260,24 @@ def run_once(first):
             if a.report_dir_setup in ("tmpfs-full", "tmpfs-full-0"):
                 fill_tmpfs(rdir, 0 if a.report_dir_setup == "tmpfs-full-0" else 1)
             run_in(tmp, rdir, first)
+            if a.compare_engines and a.last_doc:
+                doc, a.last_doc = a.last_doc, None
+                rdir2 = os.path.join(tmp, "reports-llvm")
+                run_in(tmp, rdir2, False, engine="llvm")
+                if a.last_doc:
+                    compare_engines(doc, a.last_doc)
         finally:
             if a.report_dir_setup:
                 subprocess.run(["umount", "-l", rdir])
 
-def run_in(tmp, rdir, first):
+def run_in(tmp, rdir, first, engine=None):
     env = dict(os.environ)
     env.pop(IN_NS, None)
     for kv in a.env:
         k, v = kv.split("=", 1)
         env[k] = v
+    if engine:
+        env["FAULTLINE_CFI"] = engine
     cmd = a.runner.split() + [a.crasher, a.scenario, rdir]
     t0 = time.monotonic()
     child = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
