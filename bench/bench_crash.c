@@ -16,6 +16,7 @@
 
 #include "bench.h"
 #include "faultline/faultline.h"
+#include "frames/frames.h" /* fl_frames_cfi_stats */
 #include "parked.h"
 #include "reports.h"
 
@@ -24,11 +25,26 @@
 
 typedef struct shared {
     volatile uint64_t crash_ns; /* written by the child right before the fault */
+    volatile uint64_t steps, hits, misses, declined; /* CFI counts of the capture (faultline's
+                                                      * own handler runs first, then ours) */
 } shared_t;
 
 static shared_t *g_shared;
 static bool g_core_piped; /* kernel.core_pattern starts with '|' */
 static volatile int *volatile g_null;
+
+/* The application's own handler, installed before faultline: faultline runs it after its
+ * capture, and it publishes the capture's CFI counts before the process dies of the signal. */
+static void after_capture(int sig) {
+    fl_cfi_stats_t st;
+    fl_frames_cfi_stats(&st);
+    g_shared->steps = st.steps;
+    g_shared->hits = st.hits;
+    g_shared->misses = st.misses;
+    g_shared->declined = st.declined;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
 
 NOINLINE static void crash_now(void *arg) {
     (void)arg;
@@ -40,6 +56,8 @@ NOINLINE static void crash_now(void *arg) {
 typedef struct sample {
     uint64_t report_ns; /* crash -> the report renamed into place (0: not seen) */
     uint64_t death_ns;  /* crash -> the parent sees the death */
+    uint64_t steps, hits, misses, declined; /* the capture's CFI steps; rows from the cache or
+                                             * computed */
     bench_report_t rep; /* with faultline */
 } sample_t;
 
@@ -63,7 +81,8 @@ static bool check_report(const char *dir, unsigned threads, bench_report_t *rep)
 /* One crash of a child with `threads` threads; false on failure (reported on stderr). */
 static bool run_once(const char *dir, bool install, unsigned threads, sample_t *s) {
     memset(s, 0, sizeof *s);
-    g_shared->crash_ns = 0;
+    g_shared->crash_ns = g_shared->steps = g_shared->hits = g_shared->misses = 0;
+    g_shared->declined = 0;
     int watch = -1;
     if (install) {
         if (mkdir(dir, 0700) != 0 && errno != EEXIST) return FAIL("mkdir %s: %s\n", dir, strerror(errno));
@@ -83,6 +102,7 @@ static bool run_once(const char *dir, bool install, unsigned threads, sample_t *
         int devnull = open("/dev/null", O_WRONLY);
         if (devnull >= 0) dup2(devnull, 2); /* "crash report written to ..." */
         if (install) {
+            signal(SIGSEGV, after_capture);
             fl_options o = {.report_dir = dir, .app_name = "bench_crash", .app_version = "0"};
             if (fl_install(&o) != 0) _exit(100);
         }
@@ -105,6 +125,10 @@ static bool run_once(const char *dir, bool install, unsigned threads, sample_t *
     if (!install) return true;
     if (!seen || seen < crash) return FAIL("the report's rename was not seen\n");
     s->report_ns = seen - crash;
+    s->steps = g_shared->steps;
+    s->hits = g_shared->hits;
+    s->misses = g_shared->misses;
+    s->declined = g_shared->declined;
     return check_report(dir, threads, &s->rep);
 }
 
@@ -149,6 +173,7 @@ typedef struct result {
     stat2_t report, death, base;
     long long bytes_min, bytes_max;
     unsigned frames_min, frames_max;
+    uint64_t steps, hits, misses, declined; /* CFI counts of all the runs' captures */
 } result_t;
 
 static result_t run_case(const char *base, unsigned threads, unsigned runs) {
@@ -169,6 +194,7 @@ static result_t run_case(const char *base, unsigned threads, unsigned runs) {
             if (s.rep.bytes > r.bytes_max) r.bytes_max = s.rep.bytes;
             if (s.rep.min_frames < r.frames_min) r.frames_min = s.rep.min_frames;
             if (s.rep.max_frames > r.frames_max) r.frames_max = s.rep.max_frames;
+            r.steps += s.steps, r.hits += s.hits, r.misses += s.misses, r.declined += s.declined;
         }
         bench_dir_clear(dir, true);
         if (run_once(dir, false, threads, &s)) without[nb++] = s.death_ns;
@@ -230,18 +256,25 @@ int main(int argc, char **argv) {
            "through inotify), until the parent sees the death; baseline: the same child without "
            "faultline.\n\n");
     printf("| threads | runs | report renamed    | death             | baseline death    | "
-           "report bytes | bytes/thread | frames/thread |\n");
+           "report bytes | bytes/thread | frames/thread | CFI steps/run | from the row cache |\n");
     printf("|--------:|-----:|------------------:|------------------:|------------------:|"
-           "-------------:|-------------:|--------------:|\n");
+           "-------------:|-------------:|--------------:|--------------:|-------------------:|\n");
     for (unsigned i = 0; i < NCASES; i++) {
         const result_t *r = &res[i];
         if (!r->runs) continue;
         printf("| %7u | %4u | %7.2f / %7.2f | %7.2f / %7.2f | %7.2f / %7.2f | %12lld | %12.0f | "
-               "%6u..%-6u |\n",
+               "%6u..%-6u | %13.0f | %17.1f%% |\n",
                r->threads, r->runs, r->report.p50 / 1e6, r->report.p90 / 1e6, r->death.p50 / 1e6,
                r->death.p90 / 1e6, r->base.p50 / 1e6, r->base.p90 / 1e6, r->bytes_max,
-               (double)r->bytes_max / r->threads, r->frames_min, r->frames_max);
+               (double)r->bytes_max / r->threads, r->frames_min, r->frames_max,
+               (double)r->steps / r->runs,
+               r->hits + r->misses ? 100.0 * r->hits / (r->hits + r->misses) : 0.0);
+        if (r->declined)
+            printf("WARNING: %llu CFI steps declined to LLVM libunwind\n", (unsigned long long)r->declined);
     }
+    printf("(CFI steps: the capture's DWARF steps by faultline's evaluator, counted in the crashing "
+           "process; row cache: the share of rows looked up that it had. Each run is a new "
+           "process, so its cache starts empty)\n");
     printf("\n");
     const result_t *big = find(res, 1000);
     if (one->bytes_max > 0 && big->bytes_max > 0)

@@ -15,6 +15,7 @@ static fl_thread_list_t g_threads;
 static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
 static char g_maps_scratch[64 * 1024];
 static uint8_t g_scratch[256 * 1024];
+static uint8_t g_out[256 * 1024]; /* items gathered for one write (fl_report_writer_buffer) */
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
 static volatile int g_threads_parked;
@@ -154,6 +155,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         return e;
     }
     __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);
+    fl_report_writer_buffer(w, g_out, sizeof g_out);
 
     uint64_t now = 0;
     fl_sys_clock_gettime(CLOCK_REALTIME, &now);
@@ -204,6 +206,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
 
     write_thread(w, &tl->t[0], maps_err == 0);
+    fl_report_writer_flush(w); /* the crashed thread is in the file, whatever comes next */
     test_fault(3); /* the other threads are parked */
     for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0);
     fl_report_write_threads_total(w, tl->total);

@@ -162,9 +162,10 @@ int fl_cfi_row_apply(const fl_cfi_row_t *row, int arch, const fl_reader_t *stack
                      const fl_reader_t *tables, fl_dwarf_regs_t *regs) {
     unsigned sp_reg, pc_reg, n = row->h.nrules;
     arch_regs(arch, &sp_reg, &pc_reg);
-    if (sp_reg >= FL_DWARF_REGS || row->h.cfa_reg >= FL_DWARF_REGS ||
+    if (sp_reg >= FL_DWARF_REGS) return FL_EINVAL;
+    if ((row->h.cfa_kind == FL_CFI_CFA_REG && row->h.cfa_reg >= FL_DWARF_REGS) ||
         row->h.ra_reg >= FL_DWARF_REGS || n > FL_DWARF_REGS)
-        return sp_reg >= FL_DWARF_REGS ? FL_EINVAL : FL_EBADDATA;
+        return FL_EBADDATA;
     uint64_t cfa, val[FL_DWARF_REGS];
     int e;
     if (row->h.cfa_kind == FL_CFI_CFA_REG) {

@@ -64,7 +64,7 @@ int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc_out, uint64
         e = img->eh_frame ? fl_cfi_dwarf_step(c, img, lookup, 0) : -1;
         return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;
     }
-    fl_macho_unwind_info_t ui = {.r = &c->tables, .addr = img->unwind_info,
+    fl_macho_unwind_info_t ui = {.r = c->tables, .addr = img->unwind_info,
                                  .size = img->unwind_info_size, .base = img->start,
                                  .cputype = img->cputype};
     fl_macho_unwind_entry_t entry;

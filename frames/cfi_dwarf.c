@@ -43,8 +43,10 @@ __attribute__((noinline)) static uint8_t src_refill(src_t *s) {
     uint64_t n = s->end - s->pos;
     if (n > sizeof s->buf) n = sizeof s->buf;
     /* A record ending just before an unreadable page: retry the one byte needed. */
-    if (fl_read(s->r, s->pos, s->buf, (size_t)n) && (n = 1, fl_read(s->r, s->pos, s->buf, 1))) {
-        src_fail(s, FL_EFAULT);
+    int e = fl_read(s->r, s->pos, s->buf, (size_t)n);
+    if (e && e != FL_ERANGE) e = (n = 1, fl_read(s->r, s->pos, s->buf, 1));
+    if (e) {
+        src_fail(s, e == FL_ERANGE ? FL_ERANGE : FL_EFAULT); /* (ERANGE: a reader's budget) */
         return 0;
     }
     s->buf_at = s->pos;
@@ -104,6 +106,8 @@ static int64_t sleb(src_t *s) {
         uint8_t b = u8(s);
         v |= (uint64_t)(b & 0x7f) << shift;
         if (!(b & 0x80)) {
+            /* The tenth byte holds bit 63 only; the rest must extend its sign. */
+            if (shift == 63 && b != 0 && b != 0x7f) src_fail(s, FL_EBADDATA);
             if (shift + 7 < 64 && (b & 0x40)) v |= ~(uint64_t)0 << (shift + 7);
             return (int64_t)v;
         }
@@ -115,10 +119,11 @@ static int64_t sleb(src_t *s) {
 /* ---- Pointer encodings (DW_EH_PE_*) ---- */
 enum { PE_OMIT = 0xff, PE_INDIRECT = 0x80 };
 
-/* Size in bytes of the fixed-size formats, 0 for LEB128, -1 for an unknown format. */
+/* Size in bytes of the fixed-size formats, 0 for LEB128, -1 for an unknown format (0x08, "signed"
+ * alone, is none: libgcc and LLVM refuse it too). */
 static int pe_size(uint8_t enc) {
     switch (enc & 0x0f) {
-    case 0x00: case 0x04: case 0x08: case 0x0c: return 8; /* absptr (64-bit), data8, sdata8 */
+    case 0x00: case 0x04: case 0x0c: return 8; /* absptr (64-bit), udata8, sdata8 */
     case 0x02: case 0x0a: return 2;
     case 0x03: case 0x0b: return 4;
     case 0x01: case 0x09: return 0;
@@ -134,7 +139,7 @@ static uint64_t read_pointer(src_t *s, uint8_t enc, uint64_t datarel, const fl_r
                              bool raw) {
     uint64_t field = s->pos, v;
     switch (enc & 0x0f) {
-    case 0x00: case 0x04: case 0x08: case 0x0c: v = uN(s, 8); break;
+    case 0x00: case 0x04: case 0x0c: v = uN(s, 8); break;
     case 0x01: v = uleb(s); break;
     case 0x02: v = uN(s, 2); break;
     case 0x03: v = uN(s, 4); break;
@@ -153,10 +158,20 @@ static uint64_t read_pointer(src_t *s, uint8_t enc, uint64_t datarel, const fl_r
         }
         v += datarel;
         break;
-    default: src_fail(s, FL_ENOSYS); return 0;
+    case 0x20: case 0x40: case 0x50: src_fail(s, FL_ENOSYS); return 0; /* text, func, aligned */
+    default: src_fail(s, FL_EBADDATA); return 0;                        /* no such application */
     }
     if ((enc & PE_INDIRECT) && !raw && !s->err && fl_read_u64(mem, v, &v)) src_fail(s, FL_EFAULT);
     return v;
+}
+
+/* Skips one encoded pointer whose value does not matter (the personality routine's): only its
+ * format's size counts. */
+static void skip_pointer(src_t *s, uint8_t enc) {
+    int size = pe_size(enc);
+    if (size < 0) src_fail(s, FL_EBADDATA);
+    else if (size == 0) (void)uleb(s); /* (sleb128 has the same length rule) */
+    else (void)uN(s, (unsigned)size);
 }
 
 /* ---- Records ---- */
@@ -218,7 +233,9 @@ static int parse_cie(const fl_cfi_table_t *t, uint64_t addr, uint64_t limit, fl_
     aug[n] = 0;
     cie->code_align = uleb(&s);
     cie->data_align = sleb(&s);
-    cie->ra_reg = version == 1 ? u8(&s) : (uint32_t)uleb(&s);
+    uint64_t ra = version == 1 ? u8(&s) : uleb(&s);
+    if (ra > UINT32_MAX) return s.err ? s.err : FL_EBADDATA;
+    cie->ra_reg = (uint32_t)ra;
     cie->ptr_enc = 0; /* absptr unless 'R' says otherwise */
     cie->signal_frame = false;
     cie->has_z = n && aug[0] == 'z';
@@ -232,13 +249,7 @@ static int parse_cie(const fl_cfi_table_t *t, uint64_t addr, uint64_t limit, fl_
     bool have_r = false;
     for (unsigned i = 1; i < n && !s.err; i++) {
         switch (aug[i]) {
-        case 'P': { /* personality: encoding and pointer, skipped */
-            uint8_t penc = u8(&s);
-            if (pe_size(penc) < 0) return FL_EBADDATA;
-            (void)read_pointer(&s, penc & 0x7f, 0, t->mem, true);
-            if (s.err == FL_ENOSYS) s.err = 0; /* its base does not matter: we skip it */
-            break;
-        }
+        case 'P': skip_pointer(&s, u8(&s)); break; /* personality: encoding and pointer */
         case 'L': (void)u8(&s); break; /* the LSDA's encoding (FDEs' augmentation data) */
         case 'R': cie->ptr_enc = u8(&s); have_r = true; break;
         case 'S': cie->signal_frame = true; break;
@@ -251,8 +262,12 @@ static int parse_cie(const fl_cfi_table_t *t, uint64_t addr, uint64_t limit, fl_
         }
     }
     if (s.err) return s.err;
-    if (cie->has_z) s.pos = aug_end;
-    if (pe_size(cie->ptr_enc) < 0 || (cie->ptr_enc & 0x70) > 0x10) return FL_ENOSYS;
+    if (cie->has_z) {
+        if (s.pos > aug_end) return FL_EBADDATA; /* the letters' data overran its length */
+        s.pos = aug_end;
+    }
+    if (pe_size(cie->ptr_enc) < 0 || (cie->ptr_enc & 0x70) > 0x50) return FL_EBADDATA;
+    if ((cie->ptr_enc & 0x70) > 0x10) return FL_ENOSYS; /* text-, data-, func-relative, aligned */
     if (!cie->code_align) return FL_EBADDATA;
     cie->addr = addr;
     cie->insns = s.pos;
@@ -293,10 +308,10 @@ static int parse_fde(const fl_cfi_table_t *t, uint64_t addr, uint64_t start, uin
  * entries, then eh_frame_ptr and fde_count) into h: the records' start, and the search table if
  * it is usable (fixed-size entries relative to nothing, the header or the entry: what LLVM and
  * libgcc accept). */
-static int parse_hdr(const fl_cfi_table_t *t, fl_cfi_memo_t *h) {
+static int parse_hdr(const fl_cfi_table_t *t, fl_cfi_hdr_t *h) {
     fl_cfi_memo_t *m = t->memo;
-    if (m && m->hdr == t->eh_frame_hdr) {
-        *h = *m;
+    if (m && m->hdr.addr == t->eh_frame_hdr) {
+        *h = m->hdr;
         return 0;
     }
     src_t s;
@@ -318,12 +333,8 @@ static int parse_hdr(const fl_cfi_table_t *t, fl_cfi_memo_t *h) {
             return FL_EBADDATA;
         h->entry_size = (int8_t)size;
     }
-    h->hdr = t->eh_frame_hdr;
-    if (m) {
-        fl_cfi_cie_t cie = m->cie;
-        *m = *h;
-        m->cie = cie;
-    }
+    h->addr = t->eh_frame_hdr;
+    if (m) m->hdr = *h;
     return 0;
 }
 
@@ -334,7 +345,7 @@ static int records_start(const fl_cfi_table_t *t, uint64_t *start) {
         return 0;
     }
     if (!t->eh_frame_hdr) return FL_ENOTFOUND;
-    fl_cfi_memo_t h;
+    fl_cfi_hdr_t h;
     int e = parse_hdr(t, &h);
     if (!e) *start = h.start;
     return e;
@@ -355,18 +366,19 @@ int fl_cfi_fde_each(const fl_cfi_table_t *t, int (*fn)(void *ctx, const fl_cfi_f
     if (e) return e;
     uint64_t limit = records_limit(t, start);
     at = start;
-    for (unsigned i = 0; i < FL_CFI_SCAN_MAX; i++) {
+    for (unsigned i = 0;; i++) {
         if (at >= limit || (t->eh_frame_size && limit - at < 4)) return 0;
         uint64_t id_at, id, end;
         e = record_header(t, at, limit, &id_at, &id, &end);
         if (e <= 0) return e;
+        if (i == FL_CFI_SCAN_MAX) return FL_ERANGE; /* (the table had not ended) */
+        if (t->memo && ++t->memo->scanned > FL_CFI_SCAN_MAX) return FL_ERANGE; /* the walk's */
         fl_cfi_fde_t fde;
         e = parse_fde(t, at, start, limit, &fde);
         if (e < 0) return e;
         if (e == 1 && (e = fn(ctx, &fde)) != 0) return e;
         at = end;
     }
-    return FL_ERANGE;
 }
 
 /* Linear search, for tables without a search table (fully static executables, a Mach-O
@@ -405,7 +417,7 @@ decode_entry(const uint8_t *p, uint8_t enc, int size, uint64_t field, uint64_t h
 
 int fl_cfi_fde_find(const fl_cfi_table_t *t, uint64_t pc, fl_cfi_fde_t *fde) {
     uint64_t start = t->eh_frame;
-    fl_cfi_memo_t h;
+    fl_cfi_hdr_t h;
     int e;
     if (t->eh_frame_hdr) {
         if ((e = parse_hdr(t, &h))) return e;
@@ -547,6 +559,8 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
             switch (op) {
             case 0x00: break;                                          /* nop */
             case 0x01: {                                               /* set_loc */
+                /* (an indirect one would cost a read through the memory reader per row) */
+                if (fde->cie.ptr_enc & PE_INDIRECT) return FL_ENOSYS;
                 uint64_t loc = read_pointer(&s, fde->cie.ptr_enc, 0, p->t->mem, false);
                 if (s.err) return s.err;
                 if (p->in_cie) break;
@@ -634,6 +648,7 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
                 e = expr_operand(p, &s, &v, &len);
                 if (!e) {
                     p->cur.cfa_kind = FL_CFI_CFA_EXPR;
+                    p->cur.cfa_reg = 0;
                     p->cur.cfa_off = v;
                     p->cur.cfa_len = len;
                 }
@@ -651,8 +666,8 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
             default: return s.err ? s.err : FL_ENOSYS; /* vendor opcodes, or not CFA at all */
             }
         }
+        if (s.err) return s.err; /* a cut operand, whatever the operation made of it */
         if (e) return e;
-        if (s.err) return s.err;
     }
     return s.err;
 }

@@ -25,6 +25,13 @@ void fl_frames_cfi_stats(fl_cfi_stats_t *out) {
     fl_memcpy(out, v, sizeof v);
 }
 
+static int budget_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
+    fl_cfi_budget_reader_t *b = (fl_cfi_budget_reader_t *)(uintptr_t)r;
+    if (!b->left) return FL_ERANGE;
+    b->left--;
+    return r->fallback->read(r->fallback, addr, dst, len);
+}
+
 void fl_cfi_cursor_init(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
     c->env = env;
     c->valid = false;
@@ -37,7 +44,11 @@ void fl_cfi_cursor_init(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
     c->img = 0;
     c->img_id = 0;
     c->text_img = 0;
-    c->memo.hdr = c->memo.cie.addr = 0;
+    c->memo.hdr.addr = c->memo.cie.addr = c->memo.scanned = 0;
+    const fl_reader_t *m = env->mem;
+    c->slow.r = (fl_reader_t){.read = budget_read, .base = m->base, .size = m->size,
+                              .origin = m->origin, .fallback = m};
+    c->slow.left = FL_CFI_SLOW_READS_MAX;
     fl_memset(&c->stats, 0, sizeof c->stats);
 }
 
@@ -100,11 +111,12 @@ const fl_image_t *fl_cfi_cursor_image(fl_cfi_cursor_t *c, uint64_t addr) {
     /* The cache flush generation joins the identity (an image list made by hand has no ids). */
     c->img_id = (img->id ? img->id : fl_image_identity(img)) ^ (fl_cfi_cache_generation() << 1);
     /* The tables are read in place inside the window the memory map showed readable; the rest
-     * (and all of them when there was no map) through the walk's reader. */
-    if (img->tables_hi > img->tables_lo)
-        fl_reader_init_range(&c->tables, img->tables_lo, img->tables_hi, c->env->mem);
-    else
-        c->tables = *c->env->mem;
+     * (and all of them when there was no map) through the walk's reader, on a budget. */
+    c->tables = &c->slow.r;
+    if (img->tables_hi > img->tables_lo) {
+        fl_reader_init_range(&c->window, img->tables_lo, img->tables_hi, &c->slow.r);
+        c->tables = &c->window;
+    }
     return img;
 }
 
@@ -133,7 +145,7 @@ int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, ui
     if (e == 2) {
         c->stats.hits++;
     } else {
-        fl_cfi_table_t t = {.mem = &c->tables, .eh_frame_hdr = img->eh_frame_hdr,
+        fl_cfi_table_t t = {.mem = c->tables, .eh_frame_hdr = img->eh_frame_hdr,
                             .eh_frame = img->eh_frame, .eh_frame_size = img->eh_frame_size,
                             .arch = FL_ARCH, .memo = &c->memo};
         fl_cfi_fde_t fde;
@@ -143,7 +155,7 @@ int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, ui
         c->stats.misses++;
         if (cached) fl_cfi_cache_put(at, c->img_id, &row);
     }
-    e = fl_cfi_row_apply(&row, FL_ARCH, c->env->mem, &c->tables, &c->regs);
+    e = fl_cfi_row_apply(&row, FL_ARCH, c->env->mem, c->tables, &c->regs);
     if (e < 0) return failed(c, e);
     if (e == 1) {
         c->stats.steps++;

@@ -59,7 +59,8 @@ const char *fl_regs_arch_name(int arch, unsigned i); /* AS-SAFE; "" past the cou
 
 #define FL_CFI_REMEMBER_MAX 8u    /* DW_CFA_remember_state nesting (real code: 1) */
 #define FL_CFI_INSNS_MAX 100000u  /* CFA instructions run for one row (real code: < 400) */
-#define FL_CFI_SCAN_MAX 1000000u  /* records visited by a linear .eh_frame scan */
+#define FL_CFI_SCAN_MAX 1000000u  /* records visited by a linear .eh_frame scan (and by all the
+                                   * scans of one walk: fl_cfi_memo_t) */
 #define FL_CFI_EXPR_STACK 64u     /* DWARF expression stack entries */
 #define FL_CFI_EXPR_STEPS 1000u   /* DWARF expression operations evaluated (branches loop) */
 
@@ -99,12 +100,16 @@ typedef struct fl_cfi_fde {
 /* The last .eh_frame_hdr header and CIE parsed, reused while they are the ones needed: the FDEs
  * of one image mostly share one CIE. Keyed by address alone, so one memo must serve only tables
  * whose bytes at an address do not change (a walk's; zero-fill it to start). */
-struct fl_cfi_memo {
-    uint64_t hdr;                 /* the .eh_frame_hdr described (0: none yet) */
+typedef struct fl_cfi_hdr {
+    uint64_t addr;                /* the .eh_frame_hdr described (0: none yet) */
     uint64_t start, table, count; /* its records' start, search table, entries */
     uint8_t table_enc;
     int8_t entry_size;            /* 0: no usable search table */
+} fl_cfi_hdr_t;
+struct fl_cfi_memo {
+    fl_cfi_hdr_t hdr;             /* the last .eh_frame_hdr parsed */
     fl_cfi_cie_t cie;             /* the last CIE parsed (addr 0: none yet) */
+    uint64_t scanned;             /* records linear scans visited (bounded by FL_CFI_SCAN_MAX) */
 };
 
 enum { /* how a register of the caller is found (DWARF 5 section 6.4.1) */
@@ -218,20 +223,22 @@ typedef struct fl_walk_result {
 } fl_walk_result_t;
 
 /* Prepares the unwind-table stepper at install time (Linux: first-use initialisation inside LLVM
- * libunwind, a dry run of one step; Darwin: nothing to prepare). NOT AS-SAFE. */
+ * libunwind, the fallback, a dry run of one step; Darwin: nothing to prepare). NOT AS-SAFE. */
 int fl_frames_prepare(void);
 
 /* Walks the stack described by `regs` into out[0..max). Frame 0 is the context's pc. Each step
  * is taken by the first stepper that gives a plausible caller (caller sp above the callee's,
- * inside the stack, return address inside an executable segment):
- *   1. the unwind tables (method CFI). Linux: DWARF CFI, LLVM libunwind over the images'
- *      .eh_frame_hdr (exact even in code without frame pointers, in prologues and in leaf
- *      functions). Darwin: compact unwind from each image's __unwind_info (exact at call sites;
- *      functions whose entry says DWARF fall through to the next steppers);
+ * inside the stack, return address inside an executable segment or a signal trampoline):
+ *   1. the unwind tables (method CFI): DWARF CFI by faultline's evaluator and its row cache
+ *      (Linux: each image's .eh_frame_hdr, or .eh_frame of a static executable; Darwin: the FDEs
+ *      compact unwind's DWARF entries name), exact even in code without frame pointers, in
+ *      prologues and in leaf functions; Darwin's compact unwind (exact at call sites); a signal
+ *      trampoline recognised by its code; LLVM libunwind for a step the evaluator declines;
  *   2. the frame-pointer record, under the same trust checks (code without unwind tables);
  *   3. the link register (arm64, frame 0 only).
- * Why CFI before frame pointers on Linux: see docs/unwinding.md (a frame-pointer chain through
- * code built without frame pointers looks valid and silently skips callers).
+ * Why CFI before frame pointers: see docs/unwinding.md (a frame-pointer chain through code built
+ * without frame pointers looks valid and silently skips callers). Images in env->images with
+ * tables_lo/hi set (fl_images_map_tables) have their tables read in place.
  * Never faults: memory goes through env->mem and libunwind runs under a fault guard. AS-SAFE. */
 int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
                    fl_walk_result_t *res);

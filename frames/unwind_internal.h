@@ -62,6 +62,14 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc);
  * (cfi_darwin.c). Both report their frames as FL_FRAME_CFI. A walk owns one cursor on its
  * stack. */
 
+#define FL_CFI_SLOW_READS_MAX 4096u /* per walk (~1 us each through the safe reader here) */
+
+/* A reader that answers in place what its fallback would (the same window), and passes at most
+ * `left` other reads on to it (FL_ERANGE after that). */
+typedef struct fl_cfi_budget_reader {
+    fl_reader_t r; /* first: the reader's callback finds the count from it */
+    unsigned left;
+} fl_cfi_budget_reader_t;
 #define FL_CFI_STATE_BYTES 3072u /* the platform stepper's own state; each checks it fits */
 
 typedef struct fl_cfi_cursor {
@@ -80,7 +88,12 @@ typedef struct fl_cfi_cursor {
      * unwind tables (direct inside the window the memory map shows readable). */
     const fl_image_t *img;
     uint64_t img_id;
-    fl_reader_t tables;
+    const fl_reader_t *tables; /* window (in place) or straight to slow */
+    fl_reader_t window;
+    /* Reads of tables outside the in-place window go through here: a system call each with the
+     * safe reader, so a walk gets FL_CFI_SLOW_READS_MAX of them (a corrupt search table would
+     * otherwise make every step scan a whole .eh_frame that way, for seconds). */
+    fl_cfi_budget_reader_t slow;
     fl_cfi_memo_t memo; /* the headers the last miss parsed */
     const fl_image_t *text_img; /* the image whose text held the last caller (a memo) */
     fl_cfi_stats_t stats; /* this walk's counts, added to the totals by fl_cfi_end */

@@ -28,7 +28,7 @@ static void set_err(fl_report_writer_t *w, int err, long sys_ret) {
     }
 }
 
-static void write_raw(fl_report_writer_t *w, const void *p, size_t n) {
+static void write_now(fl_report_writer_t *w, const void *p, size_t n) {
     if (w->fd < 0 || w->err)
         return;
     long r = fl_sys_write_all(w->fd, p, n);
@@ -36,6 +36,33 @@ static void write_raw(fl_report_writer_t *w, const void *p, size_t n) {
         set_err(w, FL_EIO, r);
     else
         w->bytes += n;
+}
+
+void fl_report_writer_flush(fl_report_writer_t *w) {
+    if (!w->out_len)
+        return;
+    size_t n = w->out_len;
+    w->out_len = 0;
+    write_now(w, w->out, n);
+}
+
+void fl_report_writer_buffer(fl_report_writer_t *w, uint8_t *buf, size_t cap) {
+    fl_report_writer_flush(w);
+    w->out = buf;
+    w->out_cap = buf ? cap : 0;
+}
+
+static void write_raw(fl_report_writer_t *w, const void *p, size_t n) {
+    if (w->fd < 0 || w->err)
+        return;
+    if (n > w->out_cap - w->out_len)
+        fl_report_writer_flush(w);
+    if (n > w->out_cap - w->out_len) {
+        write_now(w, p, n);
+        return;
+    }
+    fl_memcpy(w->out + w->out_len, p, n);
+    w->out_len += n;
 }
 
 /* Starts encoding one top-level item into the scratch buffer; false when writing has stopped. */
@@ -357,6 +384,7 @@ static int close_and_rename(fl_report_writer_t *w, bool complete_marker) {
     static const uint8_t complete[] = {F_COMPLETE << 3, 1};
     if (complete_marker)
         write_raw(w, complete, sizeof complete);
+    fl_report_writer_flush(w);
     /* No fsync: once written, the data is the kernel's and survives the process's death; fsync
      * would only guard against a power loss in the next seconds, at ~0.4 ms on ext4 here. */
     fl_sys_close(w->fd);

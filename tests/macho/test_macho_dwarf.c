@@ -31,6 +31,7 @@
 
 #include "frames/frames.h"
 #include "oracle.h"
+#include "cfi_test.h"
 #include "test.h"
 
 static const char *g_dwarfdump, *g_objdump;
@@ -437,19 +438,6 @@ static void join_row(const split_row_t *r, const char *extra, char *out, size_t 
     if (o < cap) snprintf(out + o, cap - o, "%s", extra);
 }
 
-static bool rows_equal(const fl_cfi_row_t *a, const fl_cfi_row_t *b) {
-    if (a->start != b->start || a->end != b->end || a->h.cfa_len != b->h.cfa_len ||
-        a->h.cfa_kind != b->h.cfa_kind || a->h.cfa_reg != b->h.cfa_reg ||
-        a->h.ra_reg != b->h.ra_reg || a->h.flags != b->h.flags || a->h.nrules != b->h.nrules ||
-        a->h.cfa_offset != b->h.cfa_offset || a->h.expr_base != b->h.expr_base)
-        return false;
-    for (unsigned i = 0; i < a->h.nrules; i++)
-        if (a->rule[i].reg != b->rule[i].reg || a->rule[i].kind != b->rule[i].kind ||
-            a->rule[i].len != b->rule[i].len || a->rule[i].value != b->rule[i].value)
-            return false;
-    return true;
-}
-
 /* ---- A reader with no direct window: every read is a copy ---- */
 
 typedef struct {
@@ -672,7 +660,7 @@ static void check_rows(file_ctx_t *c, const fl_cfi_fde_t *fde, dd_fde_t *df) {
         fl_cfi_row_t row, rowc;
         int e = fl_cfi_row_compute(c->t, fde, pc, &row);
         int ec = fl_cfi_row_compute(c->tc, fde, pc, &rowc);
-        if (e != ec || (!e && !rows_equal(&row, &rowc))) {
+        if (e != ec || (!e && !row_eq(&row, &rowc))) {
             mismatch("%s FDE 0x%x pc 0x%llx: the copying reader gave another answer (%d, %d)",
                      c->name, df->off, (unsigned long long)pc, e, ec);
             continue;
