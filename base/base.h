@@ -93,6 +93,8 @@ long fl_sys_getuid(void);                                 /* AS-SAFE */
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info);
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
 long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
+/* Maps len bytes of zero-filled private memory (read and write) into *out. AS-SAFE. */
+long fl_sys_mmap_anon(size_t len, void **out);
 
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
@@ -275,6 +277,10 @@ int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len);
 void fl_images_map_tables(fl_image_list_t *list, const fl_maps_t *maps);
 /* The mapping containing addr, or NULL. Binary search; AS-SAFE. */
 const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr);
+/* The stack mapping of a thread whose stack pointer is sp: the writable mapping holding it, or
+ * for an overflowed stack (sp in the guard gap below it) the writable mapping starting at most
+ * 64 KiB above sp; NULL if neither. AS-SAFE. */
+const fl_map_t *fl_maps_stack(const fl_maps_t *m, uint64_t sp);
 const char *fl_maps_name(const fl_maps_t *m, const fl_map_t *map); /* AS-SAFE; "" if none */
 
 /* ---- Fault guard: recover from a fault inside code we cannot make read safely ----

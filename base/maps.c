@@ -14,6 +14,21 @@ const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr) {
     return NULL;
 }
 
+const fl_map_t *fl_maps_stack(const fl_maps_t *m, uint64_t sp) {
+    const fl_map_t *s = fl_maps_find(m, sp);
+    if (s && (s->perms & FL_MAP_W)) return s;
+    /* The first mapping above sp (the maps are sorted by address). */
+    unsigned lo = 0, hi = m->count;
+    while (lo < hi) {
+        unsigned mid = lo + (hi - lo) / 2;
+        if (m->map[mid].start > sp) hi = mid;
+        else lo = mid + 1;
+    }
+    if (lo >= m->count) return 0;
+    s = &m->map[lo];
+    return (s->perms & FL_MAP_W) && s->start - sp <= 65536 ? s : 0;
+}
+
 const char *fl_maps_name(const fl_maps_t *m, const fl_map_t *map) {
     return map->name_off == UINT32_MAX ? "" : m->names + map->name_off;
 }

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -95,4 +96,11 @@ long fl_sys_futex_wake(volatile int *addr, int count) {
 long fl_sys_nanosleep(uint64_t ns) {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
     return SYS(SYS_nanosleep, &ts, 0, 0, 0, 0, 0);
+}
+
+long fl_sys_mmap_anon(size_t len, void **out) {
+    long r = SYS(SYS_mmap, 0, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (r < 0 && r > -4096) return r;
+    *out = (void *)(uintptr_t)r;
+    return 0;
 }

@@ -32,14 +32,17 @@
 
 /* ---- The target process ---- */
 
-/* PH_SUSPEND..PH_RELEASE are the capture's own steps; the others are references. */
-enum { PH_LIST, PH_SUSPEND, PH_MAPS, PH_IMAGES, PH_WALK, PH_RELEASE, PH_WALK_FP, PH_SEND,
-       PH_ANSWERS, NPH };
+/* PH_MAPS..PH_SELF_RELEASE are a snapshot's own steps; PH_SUSPEND..PH_RELEASE a crash's way of
+ * stopping and walking the threads; the others are references. */
+enum { PH_LIST, PH_MAPS, PH_IMAGES, PH_SELF, PH_SELF_RELEASE, PH_SUSPEND, PH_WALK, PH_RELEASE,
+       PH_WALK_FP, PH_SEND, PH_ANSWERS, NPH };
 static const char *const k_phase_names[NPH] = {
-    "list /proc/self/task (opendir+readdir)", "fl_threads_suspend (list+signal+wait)",
-    "fl_maps_read", "fl_elf_images_collect", "walk every other thread (fl_frames_walk)",
-    "fl_threads_release", "reference: same walks, frame pointers only",
-    "floor: send a signal to each thread", "floor: wait for every handler to answer"};
+    "list /proc/self/task (opendir+readdir)", "fl_maps_read",
+    "fl_elf_images_collect (+ table windows)", "fl_threads_suspend, each thread walks itself",
+    "fl_threads_release (threads that parked)", "crash's way: fl_threads_suspend, all park",
+    "crash's way: walk every other thread", "crash's way: fl_threads_release",
+    "reference: same walks, frame pointers only", "floor: send a signal to each thread",
+    "floor: wait for every handler to answer"};
 
 /* Written by the target, read by the parent after each acknowledged command. */
 typedef struct shared {
@@ -47,6 +50,7 @@ typedef struct shared {
     uint64_t phase_ns[NPH][MAXRUNS]; /* 'p' and 'f' commands */
     unsigned walked, frames;         /* threads walked and frames found in the last 'p' run */
     unsigned frames_fp;              /* the same, frame pointers only */
+    unsigned self_walked;            /* threads that walked themselves in the last 'p' run */
     int errors;
 } shared_t;
 
@@ -119,7 +123,8 @@ static unsigned walk_all(bool cfi, int maps_err) {
     return frames;
 }
 
-/* One capture, phase by phase, as fl_crash_capture does it (without the report). */
+/* One capture, phase by phase, as fl_crash_capture does it for a snapshot (without the
+ * report), then the threads stopped and walked as it does for a crash. */
 static void phases_once(unsigned k) {
     uint64_t t0 = bench_now_ns();
     DIR *d = opendir("/proc/self/task");
@@ -127,33 +132,46 @@ static void phases_once(unsigned k) {
     while (d && readdir(d)) n++;
     if (d) closedir(d);
     uint64_t t1 = bench_now_ns();
-    fl_threads_suspend(&g_list, FL_DEFAULT_MAX_THREADS, FL_DEFAULT_THREAD_TIMEOUT_NS);
-    uint64_t t2 = bench_now_ns();
     int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
-    uint64_t t3 = bench_now_ns();
+    uint64_t t2 = bench_now_ns();
     fl_elf_images_collect(fl_memory_reader(), &g_images);
     if (!maps_err) fl_images_map_tables(&g_images, &g_maps);
+    uint64_t t3 = bench_now_ns();
+    fl_selfwalk_t sw = {.images = &g_images, .maps = &g_maps, .max_frames = FL_DEFAULT_MAX_FRAMES};
+    fl_threads_suspend(&g_list, FL_DEFAULT_MAX_THREADS, FL_DEFAULT_THREAD_TIMEOUT_NS, &sw);
     uint64_t t4 = bench_now_ns();
-    unsigned frames = walk_all(true, maps_err);
-    uint64_t t5 = bench_now_ns();
-    unsigned frames_fp = walk_all(false, maps_err); /* (fl_frames_walk without CFI: FP only) */
-    uint64_t t6 = bench_now_ns();
     fl_threads_release(&g_list);
+    uint64_t t5 = bench_now_ns();
+    unsigned self_walked = 0;
+    for (unsigned i = 1; i < g_list.count; i++) self_walked += g_list.t[i].walked;
+    struct timespec rest = {0, 5000000};
+    nanosleep(&rest, NULL);
+    uint64_t t6 = bench_now_ns();
+    fl_threads_suspend(&g_list, FL_DEFAULT_MAX_THREADS, FL_DEFAULT_THREAD_TIMEOUT_NS, NULL);
     uint64_t t7 = bench_now_ns();
+    unsigned frames = walk_all(true, maps_err);
+    uint64_t t8 = bench_now_ns();
+    unsigned frames_fp = walk_all(false, maps_err); /* (fl_frames_walk without CFI: FP only) */
+    uint64_t t9 = bench_now_ns();
+    fl_threads_release(&g_list);
+    uint64_t t10 = bench_now_ns();
     uint64_t *p = &g_sh->phase_ns[0][k];
     p[PH_LIST * MAXRUNS] = t1 - t0;
-    p[PH_SUSPEND * MAXRUNS] = t2 - t1;
-    p[PH_MAPS * MAXRUNS] = t3 - t2;
-    p[PH_IMAGES * MAXRUNS] = t4 - t3;
-    p[PH_WALK * MAXRUNS] = t5 - t4;
-    p[PH_WALK_FP * MAXRUNS] = t6 - t5;
-    p[PH_RELEASE * MAXRUNS] = t7 - t6;
+    p[PH_MAPS * MAXRUNS] = t2 - t1;
+    p[PH_IMAGES * MAXRUNS] = t3 - t2;
+    p[PH_SELF * MAXRUNS] = t4 - t3;
+    p[PH_SELF_RELEASE * MAXRUNS] = t5 - t4;
+    p[PH_SUSPEND * MAXRUNS] = t7 - t6;
+    p[PH_WALK * MAXRUNS] = t8 - t7;
+    p[PH_WALK_FP * MAXRUNS] = t9 - t8;
+    p[PH_RELEASE * MAXRUNS] = t10 - t9;
+    g_sh->self_walked = self_walked;
     unsigned walked = 0;
     for (unsigned i = 1; i < g_list.count; i++) walked += g_list.t[i].state == FL_THREAD_CAPTURED;
     g_sh->walked = walked;
     g_sh->frames = frames;
     g_sh->frames_fp = frames_fp;
-    if (n < 2 || walked + 1 != g_list.count) g_sh->errors++;
+    if (n < 2 || walked + 1 != g_list.count || self_walked + 1 != g_list.count) g_sh->errors++;
 }
 
 static void floor_once(unsigned k) {
@@ -355,7 +373,7 @@ typedef struct result {
     unsigned in_runs;
     uint64_t in_p50, in_p90, in_first; /* in_first: the first snapshot of the process (cold) */
     uint64_t phase_p50[NPH];
-    unsigned walked, frames, frames_fp;
+    unsigned walked, self_walked, frames, frames_fp;
     long long bytes;
     unsigned captured;
     unsigned runs[NTOOLS];
@@ -438,6 +456,7 @@ static result_t run_case(const char *base, unsigned threads, unsigned runs, unsi
             r.phase_p50[p] = bench_percentile(tmp, runs, 50);
         }
         r.walked = g_sh->walked;
+        r.self_walked = g_sh->self_walked;
         r.frames = g_sh->frames;
         r.frames_fp = g_sh->frames_fp;
     }
@@ -600,19 +619,20 @@ int main(int argc, char **argv) {
                res[i].bytes, res[i].captured);
 
     printf("\nWhere the time goes (medians, ms; the capture's steps called one by one, as "
-           "fl_crash_capture does; 'rest' = fl_snapshot minus these: the report's encoding and "
-           "writing, header, images):\n\n");
+           "fl_crash_capture does for a snapshot; 'rest' = fl_snapshot minus these: the report's "
+           "encoding and writing, header, images; then the threads stopped and walked as a crash "
+           "does it):\n\n");
     printf("| %-44s |", "phase");
     for (unsigned i = 0; i < NCASES; i++) printf(" %5u threads |", res[i].threads);
     printf("\n|----------------------------------------------|");
     for (unsigned i = 0; i < NCASES; i++) printf("--------------:|");
     printf("\n");
     for (unsigned p = 0; p < NPH; p++) {
-        if (p == PH_WALK_FP) {
+        if (p == PH_SUSPEND) {
             printf("| %-44s |", "rest (fl_snapshot - the steps above)");
             for (unsigned i = 0; i < NCASES; i++) {
                 uint64_t sum = 0;
-                for (unsigned q = PH_SUSPEND; q <= PH_RELEASE; q++) sum += res[i].phase_p50[q];
+                for (unsigned q = PH_MAPS; q <= PH_SELF_RELEASE; q++) sum += res[i].phase_p50[q];
                 printf(" %13.3f |", ((double)res[i].in_p50 - (double)sum) / 1e6);
             }
             printf("\n");
@@ -621,6 +641,9 @@ int main(int argc, char **argv) {
         for (unsigned i = 0; i < NCASES; i++) printf(" %13.3f |", res[i].phase_p50[p] / 1e6);
         printf("\n");
     }
+    printf("| %-44s |", "threads that walked themselves (of all)");
+    for (unsigned i = 0; i < NCASES; i++) printf(" %6u/%6u |", res[i].self_walked, res[i].walked);
+    printf("\n");
     for (unsigned fp = 0; fp < 2; fp++) {
         printf("| %-44s |", fp ? "  frame pointers only: us, frames per thread" : "walk per thread: us, frames per thread");
         for (unsigned i = 0; i < NCASES; i++) {

@@ -62,18 +62,6 @@ static void note(fl_report_writer_t *w, const char *a, uint64_t n, const char *b
     fl_report_write_note(w, buf);
 }
 
-/* The stack mapping holding sp. An overflowed stack has sp in the guard gap below it: then the
- * mapping just above sp is the stack. */
-static const fl_map_t *stack_map(uint64_t sp) {
-    const fl_map_t *m = fl_maps_find(&g_maps, sp);
-    if (m && (m->perms & FL_MAP_W)) return m;
-    for (unsigned i = 0; i < g_maps.count; i++) {
-        m = &g_maps.map[i];
-        if (m->start > sp) return (m->perms & FL_MAP_W) && m->start - sp <= 65536 ? m : NULL;
-    }
-    return NULL;
-}
-
 void fl_crash_publish_waiter(int sig, const void *ucontext) {
     int tid = (int)fl_sys_gettid();
     for (unsigned i = 0; i < FL_WAITERS_MAX; i++) {
@@ -105,19 +93,27 @@ void fl_crash_abandon(void) {
         fl_report_writer_abandon(&g_writer);
 }
 
-/* Walks one captured thread over its own stack mapping and writes it. */
-static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok) {
+/* Writes one thread: with the frames it found itself, or walked now over its own stack mapping.
+ * `running`: other threads run meanwhile (they may unload images). */
+static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok, bool running) {
     fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
                             .state = th->state};
-    if (th->state == FL_THREAD_CAPTURED) {
-        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
+    if (th->state == FL_THREAD_CAPTURED && th->walked) {
+        t.regs = &th->regs;
+        t.frames = th->frames;
+        t.frame_count = th->frame_count;
+        t.frames_truncated = th->frames_truncated;
+        t.unwind_stop = th->unwind_stop;
+    } else if (th->state == FL_THREAD_CAPTURED) {
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .concurrent = running,
+                             .use_cfi = true};
         static fl_reader_t stack_reader;
         uint64_t sp = fl_regs_sp(&th->regs);
-        const fl_map_t *sm = maps_ok ? stack_map(sp) : NULL;
+        const fl_map_t *sm = maps_ok ? fl_maps_stack(&g_maps, sp) : NULL;
         if (sm) {
             env.stack_lo = sm->start < sp ? sm->start : sp;
             env.stack_hi = sm->end;
-            /* The stack was just seen mapped readable, and its thread is parked (or is us). */
+            /* The stack was seen mapped readable, and its thread is parked (or is us). */
             if (sm->perms & FL_MAP_R) {
                 fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
                 env.mem = &stack_reader;
@@ -132,6 +128,12 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.unwind_stop = res.stop_reason;
     }
     fl_report_write_thread(w, &t);
+}
+
+static void read_maps_images(int *maps_err, int *img_err) {
+    *maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
+    *img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
+    if (*maps_err == 0) fl_images_map_tables(&g_images, &g_maps);
 }
 
 int fl_crash_capture(const fl_capture_request_t *req) {
@@ -180,11 +182,20 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     }
     test_fault(1);
 
-    /* Stop the other threads first, so that the memory maps, the image list and every stack
-     * are read in one consistent state. */
+    /* A crash stops the other threads first, so that the memory maps, the image list and every
+     * stack are read in one consistent state. A snapshot reads the maps and images first: then
+     * each thread can walk its own stack when it answers and go on at once, instead of parking
+     * (and being woken again) while this thread walks them all. */
+    int maps_err = 0, img_err = 0;
+    static fl_selfwalk_t selfwalk; /* static: a late walker may still look at it */
+    if (!crash) {
+        read_maps_images(&maps_err, &img_err);
+        selfwalk = (fl_selfwalk_t){.images = &g_images, .maps = &g_maps, .max_frames = c->max_frames};
+    }
     fl_thread_list_t *tl = &g_threads;
     __atomic_store_n(&g_threads_parked, 1, __ATOMIC_SEQ_CST);
-    fl_threads_suspend(tl, c->max_threads, c->thread_timeout_ns);
+    fl_threads_suspend(tl, c->max_threads, c->thread_timeout_ns,
+                       crash || maps_err ? NULL : &selfwalk);
     tl->t[0].regs = *req->regs;
     tl->t[0].crashed = crash;
     fl_sys_prctl_get_name(tl->t[0].name);
@@ -199,16 +210,16 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         }
     }
 
-    int maps_err = fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
+    if (crash) read_maps_images(&maps_err, &img_err);
+    bool running = false; /* threads that walked themselves went on */
+    for (unsigned i = 1; i < tl->count; i++) running |= tl->t[i].walked;
     /* Images before the threads: frames are only raw addresses until the images explain them. */
-    int img_err = fl_elf_images_collect(fl_memory_reader(), &g_images);
-    if (maps_err == 0) fl_images_map_tables(&g_images, &g_maps);
     for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
 
-    write_thread(w, &tl->t[0], maps_err == 0);
+    write_thread(w, &tl->t[0], maps_err == 0, running);
     fl_report_writer_flush(w); /* the crashed thread is in the file, whatever comes next */
     test_fault(3); /* the other threads are parked */
-    for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0);
+    for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0, running);
     fl_report_write_threads_total(w, tl->total);
 
     fl_annotations_each(write_annotation, w);

@@ -88,7 +88,20 @@ typedef struct fl_thread {
     bool crashed;
     char name[16];
     fl_regs_t regs;     /* valid when state == FL_THREAD_CAPTURED */
+    /* The walk the thread made of its own stack (fl_selfwalk_t), when `walked`: */
+    bool walked, frames_truncated;
+    unsigned frame_count;
+    const fl_frame_t *frames;
+    const char *unwind_stop;
 } fl_thread_t;
+
+/* What a thread needs to walk its own stack in the capture signal's handler: the images and the
+ * memory maps, read before the requests and left unchanged until the capture ends. */
+typedef struct fl_selfwalk {
+    const fl_image_list_t *images;
+    const fl_maps_t *maps;
+    unsigned max_frames;
+} fl_selfwalk_t;
 
 typedef struct fl_thread_list {
     unsigned count;    /* entries in t[]; t[0] is the capturing thread */
@@ -111,9 +124,13 @@ int fl_threads_signal(void);     /* AS-SAFE; 0 if none was free */
 int fl_threads_offer_altstacks(uint64_t timeout_ns);
 /* Lists the process's threads (the caller as t[0], then up to max-1 others), asks each other
  * thread for its registers and waits at most timeout_ns for the answers; threads that answered
- * stay parked inside the signal handler until fl_threads_release. t[0]'s registers, name and
- * crashed flag are the caller's to fill. AS-SAFE. */
-int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns);
+ * stay parked inside the signal handler until fl_threads_release. With `selfwalk` (a snapshot:
+ * the other threads need not stand still), a thread that can walks its own stack before it
+ * answers (its entry is then `walked`) and goes on at once instead of parking; one that cannot
+ * (too little stack left, its stack not in the maps, memory read through a pipe) parks. t[0]'s
+ * registers, name and crashed flag are the caller's to fill. AS-SAFE. */
+int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
+                       const fl_selfwalk_t *selfwalk);
 void fl_threads_release(fl_thread_list_t *l); /* AS-SAFE */
 
 /* ---- Capture ---- */

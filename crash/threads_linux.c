@@ -30,10 +30,10 @@ static bool claim(volatile int *token, int gen) {
 static bool abandon(volatile int *token, int gen) {
     return token_swap(token, TOKEN(gen, PENDING), ABANDONED);
 }
-/* An entry a responder claimed just before the requester gave up: it finishes in microseconds;
- * wait for that, bounded (10 ms). */
-static bool settle(volatile int *token, int gen) {
-    for (int i = 0; i < 1000 && __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERING); i++)
+/* An entry a responder claimed just before the requester gave up: it finishes in microseconds
+ * (a walk of its own stack, in milliseconds at most); wait for that, bounded (`rounds` x 10 us). */
+static bool settle(volatile int *token, int gen, int rounds) {
+    for (int i = 0; i < rounds && __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERING); i++)
         fl_sys_nanosleep(10000);
     return __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERED);
 }
@@ -48,6 +48,15 @@ static volatile int g_answers_want;  /* the count the capture waits for (0: not 
 static volatile int g_request_pid;   /* the process the requests come from (this one, since a fork) */
 static volatile int g_unanswered;    /* a request went unanswered: its signal may still arrive */
 static fl_thread_list_t *volatile g_list;
+
+/* Threads walking their own stacks (fl_selfwalk_t): the request's images and maps, and the frames
+ * pool, max_frames per entry, mapped at the first snapshot that needs it and kept. */
+static const fl_selfwalk_t *volatile g_selfwalk;
+static fl_frame_t *g_pool;
+static size_t g_pool_frames;        /* its size, in frames */
+static volatile int g_selfwalk_off; /* a walk outlived its capture: never again (see suspend) */
+#define FL_SELFWALK_POOL_MAX (64u << 20)    /* bytes */
+#define FL_SELFWALK_HEADROOM (32u * 1024u)  /* stack the walk needs (about 10 KiB measured) */
 static char g_dents[8192];
 
 static uint64_t now_ns(void) {
@@ -86,6 +95,36 @@ static void take_offer(unsigned idx, ucontext_t *uc) {
     fl_sys_futex_wake(&g_offer_answers, 1);
 }
 
+/* Walks the calling thread's own stack from its registers in entry t (index idx) into the pool.
+ * Other threads run meanwhile: the walk is `concurrent` (the tables read through the reader,
+ * which must then be process_vm_readv: the pipe carries one read at a time; no LLVM libunwind,
+ * so not when FAULTLINE_CFI=llvm asks for it). Its own stack cannot change or go away under it.
+ * False if it cannot walk here (the entry parks instead). */
+static bool walk_self(const fl_selfwalk_t *sw, fl_thread_t *t, unsigned idx) {
+    if (!sw || (size_t)(idx + 1) * sw->max_frames > g_pool_frames ||
+        fl_memory_method() != FL_MEMORY_VM_READV || fl_frames_cfi_mode_current() == FL_CFI_MODE_LLVM)
+        return false;
+    volatile char here = 0; /* how much stack this handler has left */
+    const fl_map_t *hm = fl_maps_find(sw->maps, (uintptr_t)&here);
+    if (!hm || (uintptr_t)&here - hm->start < FL_SELFWALK_HEADROOM) return false;
+    uint64_t sp = fl_regs_sp(&t->regs);
+    const fl_map_t *sm = fl_maps_stack(sw->maps, sp);
+    if (!sm || !(sm->perms & FL_MAP_R)) return false;
+    fl_reader_t stack;
+    fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
+    fl_walk_env_t env = {.mem = &stack, .images = sw->images, .stack_lo = sm->start < sp ? sm->start : sp,
+                         .stack_hi = sm->end, .concurrent = true, .use_cfi = true};
+    fl_frame_t *f = g_pool + (size_t)idx * sw->max_frames;
+    fl_walk_result_t res;
+    fl_frames_walk(&env, &t->regs, f, sw->max_frames, &res);
+    t->frames = f;
+    t->frame_count = res.count;
+    t->frames_truncated = res.truncated;
+    t->unwind_stop = res.stop_reason;
+    t->walked = true;
+    return true;
+}
+
 static void responder(int sig, siginfo_t *info, void *uc) {
     (void)sig;
     /* Only our own requests: queued by this process, with a generation and an index. (The pid
@@ -107,6 +146,7 @@ static void responder(int sig, siginfo_t *info, void *uc) {
         return; /* a late answer: the capture has moved on */
     fl_regs_from_ucontext(&t->regs, uc);
     fl_sys_prctl_get_name(t->name);
+    bool walked = walk_self(__atomic_load_n(&g_selfwalk, __ATOMIC_ACQUIRE), t, idx);
     __atomic_store_n(&t->token, TOKEN(gen, ANSWERED), __ATOMIC_RELEASE);
     /* Only the answer the capture waits for wakes it (one futex call, not one per thread): it
      * publishes the count it wants, then looks at g_answers; we add to g_answers, then look at
@@ -114,6 +154,7 @@ static void responder(int sig, siginfo_t *info, void *uc) {
     int have = __atomic_add_fetch(&g_answers, 1, __ATOMIC_SEQ_CST);
     int want = __atomic_load_n(&g_answers_want, __ATOMIC_SEQ_CST);
     if (want && have >= want) fl_sys_futex_wake(&g_answers, 1);
+    if (walked) return; /* nothing of ours needs this stack to stand still */
     /* Park, so the stack stays as the registers describe it while the capture walks it. Bounded:
      * if the capturing thread died without releasing us, we go on after FL_THREADS_PARK_MAX_NS. */
     uint64_t start = now_ns();
@@ -219,6 +260,7 @@ static int enumerate(fl_thread_list_t *l, int self, unsigned max) {
             t->tid = tid;
             t->state = FL_THREAD_OMITTED;
             t->crashed = false;
+            t->walked = false;
             t->name[0] = 0;
         }
     }
@@ -291,15 +333,34 @@ static void wait_count(volatile int *count, int want, uint64_t deadline, volatil
     }
 }
 
-int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
+/* The frames pool, max_frames for each of `entries`: mapped by the first snapshot (the pages
+ * are only touched as threads use them), at most FL_SELFWALK_POOL_MAX; entries past it park.
+ * NULL if walking oneself is off. */
+static const fl_selfwalk_t *selfwalk_prepare(const fl_selfwalk_t *sw, unsigned entries) {
+    if (!sw || g_selfwalk_off) return NULL;
+    if (!g_pool) {
+        size_t n = (size_t)entries * sw->max_frames;
+        if (n * sizeof(fl_frame_t) > FL_SELFWALK_POOL_MAX) n = FL_SELFWALK_POOL_MAX / sizeof(fl_frame_t);
+        void *p;
+        if (fl_sys_mmap_anon(n * sizeof(fl_frame_t), &p) != 0) return NULL;
+        g_pool = p;
+        g_pool_frames = n;
+    }
+    return sw;
+}
+
+int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
+                       const fl_selfwalk_t *selfwalk) {
     /* Entry 0 is the caller, filled in by the capture. */
     int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
     l->count = 1;
     l->total = 1;
     l->t[0].tid = self;
     l->t[0].state = FL_THREAD_CAPTURED;
+    l->t[0].walked = false;
     l->signal_taken = false;
     l->enum_error = enumerate(l, self, max ? max : 1);
+    __atomic_store_n(&g_selfwalk, selfwalk_prepare(selfwalk, max ? max : 1), __ATOMIC_RELEASE);
 
     int gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
     if (!gen) gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
@@ -356,7 +417,11 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns) {
             t->state = blocks_signal(t->tid, g_signal) == -ENOENT ? FL_THREAD_EXITED : FL_THREAD_TIMEOUT;
         } else if (__atomic_load_n(&t->token, __ATOMIC_ACQUIRE) != ABANDONED) {
             /* it answered (the state set earlier applies to entries given up before) */
-            t->state = settle(&t->token, gen) ? FL_THREAD_CAPTURED : FL_THREAD_TIMEOUT;
+            bool done = settle(&t->token, gen, g_selfwalk ? 100000 : 1000);
+            t->state = done ? FL_THREAD_CAPTURED : FL_THREAD_TIMEOUT;
+            /* A walk still going after a second may yet write into the pool, which the next
+             * snapshot would reuse: no more walks of one's own in this process. */
+            if (!done && g_selfwalk) __atomic_store_n(&g_selfwalk_off, 1, __ATOMIC_SEQ_CST);
         }
         if (t->state != FL_THREAD_CAPTURED) read_name(t);
     }
@@ -422,7 +487,7 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
         bool silent = abandon(&o->token, 0);
         if (silent) __atomic_store_n(&g_unanswered, 1, __ATOMIC_SEQ_CST);
         bool given_up = silent || __atomic_load_n(&o->token, __ATOMIC_ACQUIRE) == ABANDONED;
-        bool answered = !given_up && settle(&o->token, 0);
+        bool answered = !given_up && settle(&o->token, 0, 1000);
         if (answered && o->taken) taken++;
         else if (answered || given_up) fl_crash_altstack_unmap(o->stack);
         /* (still ANSWERING after 10 ms: leave the mapping, the thread may be installing it) */

@@ -103,8 +103,9 @@ int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *
         e = 1;
     }
     /* Declined (a rule or expression the evaluator does not support): LLVM libunwind takes this
-     * step, and the evaluator goes on from its result. */
-    if (e == FL_ENOSYS) return llvm(c, r, true, exact, pc, sp, fp);
+     * step, and the evaluator goes on from its result (not in a concurrent walk: the walker's
+     * other steppers do). */
+    if (e == FL_ENOSYS && !c->env->concurrent) return llvm(c, r, true, exact, pc, sp, fp);
     if (e == 1) return fl_cfi_cursor_caller(c, pc, sp, fp);
     return e == 0 ? 0 : -1;
 }

@@ -19,6 +19,8 @@ int fl_frames_cfi_mode(int mode) {
     return 0;
 }
 
+int fl_frames_cfi_mode_current(void) { return __atomic_load_n(&g_mode, __ATOMIC_ACQUIRE); }
+
 void fl_frames_cfi_stats(fl_cfi_stats_t *out) {
     uint64_t v[6];
     for (unsigned i = 0; i < 6; i++) v[i] = __atomic_load_n(&g_totals[i], __ATOMIC_RELAXED);
@@ -113,7 +115,7 @@ const fl_image_t *fl_cfi_cursor_image(fl_cfi_cursor_t *c, uint64_t addr) {
     /* The tables are read in place inside the window the memory map showed readable; the rest
      * (and all of them when there was no map) through the walk's reader, on a budget. */
     c->tables = &c->slow.r;
-    if (img->tables_hi > img->tables_lo) {
+    if (img->tables_hi > img->tables_lo && !c->env->concurrent) {
         fl_reader_init_range(&c->window, img->tables_lo, img->tables_hi, &c->slow.r);
         c->tables = &c->window;
     }

@@ -188,6 +188,7 @@ void fl_frames_cfi_stats(fl_cfi_stats_t *out); /* AS-SAFE */
  * libunwind alone (Linux only: FL_ENOSYS elsewhere). Affects walks begun afterwards. AS-SAFE. */
 enum { FL_CFI_MODE_CACHED = 0, FL_CFI_MODE_UNCACHED = 1, FL_CFI_MODE_LLVM = 2 };
 int fl_frames_cfi_mode(int mode);
+int fl_frames_cfi_mode_current(void); /* AS-SAFE */
 /* Empties the row cache (benchmarks measure cold walks with it). AS-SAFE. */
 void fl_frames_cfi_cache_flush(void);
 
@@ -213,6 +214,10 @@ typedef struct fl_walk_env {
     const fl_reader_t *mem;
     const fl_image_list_t *images; /* executable ranges; unwind tables for the table stepper */
     uint64_t stack_lo, stack_hi;   /* the thread's stack mapping; 0,0 = unknown */
+    /* The walk runs while other threads run (a thread walking itself for a snapshot): images
+     * may be unloaded meanwhile, so their tables are read only through `mem` (not in place),
+     * and LLVM libunwind (whose fault guards are for the capturing threads) is not used. */
+    bool concurrent;
     bool use_cfi;                  /* try the unwind tables (fl_frames_walk, step 1) */
 } fl_walk_env_t;
 

@@ -77,6 +77,7 @@ static char g_scratch[64 * 1024];
 static fl_image_list_t g_images;
 static fl_frame_t g_frames[4][MAXF];
 static unsigned long g_walks, g_frames_total, g_trampolines;
+static unsigned g_last_count; /* frames in compare()'s last walk (g_frames[0]) */
 
 static unsigned walk(const fl_regs_t *regs, int mode, fl_frame_t *out, fl_walk_result_t *res) {
     fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .use_cfi = true};
@@ -107,6 +108,7 @@ static void compare(const char *what, const fl_regs_t *regs, unsigned min_frames
     }
     g_walks++;
     g_frames_total += n[0];
+    g_last_count = n[0];
     CHECK(n[0] >= min_frames);
     if (n[0] < min_frames) {
         fprintf(stderr, "%s: %u frames (%s):\n", what, n[0], res[0].stop_reason);
@@ -178,7 +180,7 @@ int main(void) {
     while (atomic_load(&g_ready) < (int)N) usleep(1000);
     usleep(20000); /* into their system calls */
 
-    CHECK(fl_threads_suspend(&g_list, 64, 2000000000ull) == 0);
+    CHECK(fl_threads_suspend(&g_list, 64, 2000000000ull, NULL) == 0);
     CHECK(fl_maps_read(&g_maps, g_scratch, sizeof g_scratch) == 0);
     CHECK(fl_elf_images_collect(fl_memory_reader(), &g_images) == 0);
     fl_images_map_tables(&g_images, &g_maps);
@@ -192,6 +194,31 @@ int main(void) {
     }
     fl_threads_release(&g_list);
     CHECK(captured >= N);
+
+    /* A snapshot's way: each thread walks its own stack in the request's handler and goes on.
+     * Its frames must be those of the engines above for the registers it reported (the threads
+     * wait in loops that leave their callers' frames as they were). */
+    static fl_selfwalk_t sw = {.images = &g_images, .maps = &g_maps, .max_frames = MAXF};
+    CHECK(fl_threads_suspend(&g_list, 64, 2000000000ull, &sw) == 0);
+    fl_threads_release(&g_list); /* (any that could not walk themselves) */
+    unsigned self = 0;
+    for (unsigned i = 1; i < g_list.count; i++) {
+        const fl_thread_t *t = &g_list.t[i];
+        if (t->state != FL_THREAD_CAPTURED) continue;
+        /* process_vm_readv is what makes a walk safe while the other threads run */
+        CHECK(t->walked || fl_memory_method() != FL_MEMORY_VM_READV);
+        if (!t->walked) continue;
+        char what[64];
+        snprintf(what, sizeof what, "thread %d, walked by itself", t->tid);
+        compare(what, &t->regs, 4);
+        bool same = t->frame_count == g_last_count;
+        for (unsigned k = 0; same && k < t->frame_count; k++)
+            same = t->frames[k].pc == g_frames[0][k].pc && t->frames[k].sp == g_frames[0][k].sp;
+        CHECK(same);
+        if (!same) fprintf(stderr, "%s: %u frames, the engines %u\n", what, t->frame_count, g_last_count);
+        self++;
+    }
+    printf("%u threads walked themselves\n", self);
 
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
