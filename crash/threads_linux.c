@@ -296,20 +296,26 @@ static long read_task_file(int tid, const char *file, char *buf, size_t cap) {
     return n;
 }
 
-/* Whether thread tid has our signal blocked (SigBlk in its status); -errno if it is gone. */
+/* Whether thread tid holds our request blocked: our signal is in its blocked set (SigBlk) and a
+ * signal waits in its pending set (SigPnd). Blocked alone is not enough: while a signal is being
+ * delivered the mask can block everything for a moment (qemu-user blocks every host signal while
+ * it hands one to the guest), and nothing is pending then. Any pending signal rather than ours:
+ * under qemu the request waits as the host signal qemu maps ours to, whose number we do not know.
+ * -errno if the thread is gone. */
 static int blocks_signal(int tid, int sig) {
     char buf[2048];
     long n = read_task_file(tid, "status", buf, sizeof buf);
     if (n < 0) return (int)n;
+    static const char *const names[2] = {"SigPnd:\t", "SigBlk:\t"};
+    uint64_t mask[2] = {0, 0};
     for (const char *p = buf; *p; p++) {
-        if ((p == buf || p[-1] == '\n') && fl_memcmp(p, "SigBlk:\t", 8) == 0) {
+        if (p != buf && p[-1] != '\n') continue;
+        for (int k = 0; k < 2; k++) {
             const char *h = p + 8;
-            uint64_t mask;
-            if (!fl_parse_hex(&h, buf + n, &mask)) return 0;
-            return (int)((mask >> (sig - 1)) & 1);
+            if (fl_memcmp(p, names[k], 8) == 0 && !fl_parse_hex(&h, buf + n, &mask[k])) return 0;
         }
     }
-    return 0;
+    return mask[0] != 0 && ((mask[1] >> (sig - 1)) & 1);
 }
 
 static void read_name(fl_thread_t *t) {
