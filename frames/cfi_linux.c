@@ -23,11 +23,12 @@ void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
     fl_cfi_cursor_init(c, env);
     state_of(c)->llvm_valid = false;
     state_of(c)->mask_saved = false;
-    fl_unwind_shims_set_images(env->images);
+    /* (a global: concurrent walks, which never call LLVM libunwind, leave it alone) */
+    if (!env->concurrent) fl_unwind_shims_set_images(env->images);
 }
 
 void fl_cfi_end(fl_cfi_cursor_t *c) {
-    fl_unwind_shims_set_images(NULL);
+    if (!c->env->concurrent) fl_unwind_shims_set_images(NULL);
     if (c->faulted) sigprocmask(SIG_SETMASK, &state_of(c)->mask, NULL);
     fl_cfi_cursor_finish(c);
 }
