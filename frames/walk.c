@@ -128,6 +128,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     const fl_reader_t stack = *env->mem; /* a local copy: out[] cannot alias it */
     const fl_image_t *img = c->img, *text = c->text_img;
     uint64_t img_lo = img ? img->start : 1, img_hi = img ? img->end : 0, id = c->img_id;
+    uint64_t text_lo = text ? text->text_start : 1, text_hi = text ? text->text_end : 0;
     bool bounded = env->stack_lo || env->stack_hi, exact = c->exact_pc;
     uint64_t lo = bounded ? env->stack_lo : 0, hi = bounded ? env->stack_hi : UINT64_MAX;
     unsigned start = n;
@@ -149,8 +150,11 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
             break;
         npc = fl_unwind_strip_pac(npc);
         /* plausible_step; frame 0 alone may share its caller's sp */
-        bool ok = (nsp > sp || (nsp == sp && n == 1)) && nsp - 1 >= lo && nsp - 1 < hi &&
-                  in_text(env->images, &text, npc);
+        bool ok = (nsp > sp || (nsp == sp && n == 1)) && nsp - 1 >= lo && nsp - 1 < hi;
+        if (ok && (npc < text_lo || npc >= text_hi)) { /* (the text range in locals: no call) */
+            ok = in_text(env->images, &text, npc);
+            if (ok) text_lo = text->text_start, text_hi = text->text_end;
+        }
         if (!ok) { /* the general loop tries again from r, and then the other steppers */
             c->valid = false;
             break;
