@@ -15,15 +15,16 @@ const fl_map_t *fl_maps_find(const fl_maps_t *m, uint64_t addr) {
 }
 
 const fl_map_t *fl_maps_stack(const fl_maps_t *m, uint64_t sp) {
-    const fl_map_t *s = fl_maps_find(m, sp);
-    if (s && (s->perms & FL_MAP_W)) return s;
-    /* The first mapping above sp (the maps are sorted by address). */
+    /* The first mapping starting above sp (the maps are sorted by address); the one before it
+     * holds sp, if any does. */
     unsigned lo = 0, hi = m->count;
     while (lo < hi) {
         unsigned mid = lo + (hi - lo) / 2;
         if (m->map[mid].start > sp) hi = mid;
         else lo = mid + 1;
     }
+    const fl_map_t *s = lo ? &m->map[lo - 1] : 0;
+    if (s && sp < s->end && (s->perms & FL_MAP_W)) return s;
     if (lo >= m->count) return 0;
     s = &m->map[lo];
     return (s->perms & FL_MAP_W) && s->start - sp <= 65536 ? s : 0;

@@ -96,14 +96,11 @@ static void take_offer(unsigned idx, ucontext_t *uc) {
 }
 
 /* Walks the calling thread's own stack from its registers in entry t (index idx) into the pool.
- * Other threads run meanwhile: the walk is `concurrent` (the tables read through the reader,
- * which must then be process_vm_readv: the pipe carries one read at a time; no LLVM libunwind,
- * so not when FAULTLINE_CFI=llvm asks for it). Its own stack cannot change or go away under it.
- * False if it cannot walk here (the entry parks instead). */
+ * Other threads run meanwhile: the walk is `concurrent` (see selfwalk_prepare for when that is
+ * possible). Its own stack cannot change or go away under it. False if it cannot walk here (the
+ * entry parks instead). */
 static bool walk_self(const fl_selfwalk_t *sw, fl_thread_t *t, unsigned idx) {
-    if (!sw || (size_t)(idx + 1) * sw->max_frames > g_pool_frames ||
-        fl_memory_method() != FL_MEMORY_VM_READV || fl_frames_cfi_mode_current() == FL_CFI_MODE_LLVM)
-        return false;
+    if (!sw || (size_t)(idx + 1) * sw->max_frames > g_pool_frames) return false;
     volatile char here = 0; /* how much stack this handler has left */
     const fl_map_t *hm = fl_maps_find(sw->maps, (uintptr_t)&here);
     if (!hm || (uintptr_t)&here - hm->start < FL_SELFWALK_HEADROOM) return false;
@@ -341,9 +338,13 @@ static void wait_count(volatile int *count, int want, uint64_t deadline, volatil
 
 /* The frames pool, max_frames for each of `entries`: mapped by the first snapshot (the pages
  * are only touched as threads use them), at most FL_SELFWALK_POOL_MAX; entries past it park.
- * NULL if walking oneself is off. */
+ * NULL if threads cannot walk themselves: a concurrent walk reads the tables through the safe
+ * reader, which must then be process_vm_readv (the pipe carries one read at a time), and has no
+ * LLVM libunwind (so not when FAULTLINE_CFI=llvm asks for it). */
 static const fl_selfwalk_t *selfwalk_prepare(const fl_selfwalk_t *sw, unsigned entries) {
-    if (!sw || g_selfwalk_off) return NULL;
+    if (!sw || g_selfwalk_off || fl_memory_method() != FL_MEMORY_VM_READV ||
+        fl_frames_cfi_mode_current() == FL_CFI_MODE_LLVM)
+        return NULL;
     if (!g_pool) {
         size_t n = (size_t)entries * sw->max_frames;
         if (n * sizeof(fl_frame_t) > FL_SELFWALK_POOL_MAX) n = FL_SELFWALK_POOL_MAX / sizeof(fl_frame_t);

@@ -146,7 +146,7 @@ int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, ui
  * with a compare-and-swap and skips the entry if that fails; a reader uses the entry and keeps
  * the result only if the count was even and unchanged. No one waits: a walk interrupted by a
  * crash handler's walk on the same thread cannot deadlock it (a writer that never finishes
- * leaves that one entry unusable). 4,096 direct-mapped entries of 176 bytes (704 KiB, pages
+ * leaves that one entry unusable). 4,096 direct-mapped entries of 200 bytes (800 KiB, pages
  * supplied by the kernel as walks first touch them): the threads of one process share most
  * return addresses, so an all-thread capture needs few distinct rows (framehop's 509 entries hit
  * ~80 % on Firefox). */

@@ -223,7 +223,6 @@ int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_
  * "dwarf at 0x1234", "none". Returns the length (cut to cap-1, always terminated). AS-SAFE. */
 size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf, size_t cap);
 
-
 /* Steps regs from the function described by `rule` (whose first instruction is at runtime address
  * func_start, needed by STACK_IND, which reads the immediate through `code`) to its caller, reading
  * the stack through `stack`: the caller's pc, sp, fp and every register the rule restores are set

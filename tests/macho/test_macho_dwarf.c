@@ -330,6 +330,20 @@ static void oracle_fix(const dd_t *d, const dd_fde_t *f, fix_t *out) {
 
 /* ---- Rendering the evaluator's row like LLVM 14 ---- */
 
+/* A LEB128 number at b[*i] (a byte past len reads as 0), and how many bits it held. */
+static uint64_t leb(const uint8_t *b, unsigned len, unsigned *i, unsigned *bits) {
+    uint64_t v = 0;
+    unsigned shift = 0;
+    uint8_t c;
+    do {
+        c = *i < len ? b[(*i)++] : 0;
+        v |= (uint64_t)(c & 0x7f) << shift;
+        shift += 7;
+    } while ((c & 0x80) && shift < 64);
+    *bits = shift;
+    return v;
+}
+
 static void render_expr(const fl_cfi_table_t *t, int arch, uint64_t addr, unsigned len,
                         char *out, size_t cap) {
     uint8_t b[1024];
@@ -345,29 +359,17 @@ static void render_expr(const fl_cfi_table_t *t, int arch, uint64_t addr, unsign
         if (o) o += (size_t)snprintf(out + o, cap - o, ", ");
         if (o >= cap) break;
         if (op >= 0x70 && op <= 0x8f) { /* DW_OP_bregN sleb */
-            int64_t v = 0;
-            unsigned shift = 0;
-            uint8_t c;
-            do {
-                c = i < len ? b[i++] : 0;
-                v |= (int64_t)(c & 0x7f) << shift;
-                shift += 7;
-            } while ((c & 0x80) && shift < 64);
-            if (shift < 64 && (c & 0x40)) v |= -((int64_t)1 << shift);
+            unsigned bits;
+            uint64_t v = leb(b, len, &i, &bits);
+            if (bits < 64 && (v >> (bits - 1) & 1)) v |= ~(uint64_t)0 << bits;
             reg_name(arch, op - 0x70u, name, sizeof name);
             o += (size_t)snprintf(out + o, cap - o, "DW_OP_breg%u %s%+lld", op - 0x70u, name,
-                                  (long long)v);
+                                  (long long)(int64_t)v);
         } else if (op >= 0x30 && op <= 0x4f) {
             o += (size_t)snprintf(out + o, cap - o, "DW_OP_lit%u", op - 0x30u);
         } else if (op == 0x23) { /* plus_uconst uleb */
-            uint64_t v = 0;
-            unsigned shift = 0;
-            uint8_t c;
-            do {
-                c = i < len ? b[i++] : 0;
-                v |= (uint64_t)(c & 0x7f) << shift;
-                shift += 7;
-            } while ((c & 0x80) && shift < 64);
+            unsigned bits;
+            uint64_t v = leb(b, len, &i, &bits);
             o += (size_t)snprintf(out + o, cap - o, "DW_OP_plus_uconst 0x%llx",
                                   (unsigned long long)v);
         } else {
