@@ -81,6 +81,13 @@ long fl_sys_clock_gettime(int clk, uint64_t *ns);         /* AS-SAFE; ns since t
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags);
 /* Sleeps; returns early on a signal. AS-SAFE. */
 long fl_sys_nanosleep(uint64_t ns);
+/* Sends sig to the calling thread (Linux tgkill, Darwin pthread_kill). AS-SAFE. */
+long fl_sys_raise(int sig);
+/* Waits while *addr == val, at most timeout_ns (Linux: a futex, woken by fl_sys_futex_wake;
+ * Darwin, which exports no futex: sleeps at most 1 ms, and the wake does nothing). May return
+ * early; callers re-check and bound their total wait by the clock. AS-SAFE. */
+long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns);
+long fl_sys_futex_wake(volatile int *addr, int count); /* AS-SAFE */
 
 /* Linux only (sys_linux.c), and called only by *_linux.c files: */
 long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
@@ -91,10 +98,15 @@ long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct lin
 long fl_sys_getuid(void);                                 /* AS-SAFE */
 /* Queues `sig` with the siginfo_t at `info` to thread tid of process tgid. AS-SAFE. */
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info);
-long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns); /* AS-SAFE */
-long fl_sys_futex_wake(volatile int *addr, int count);    /* AS-SAFE */
 /* Maps len bytes of zero-filled private memory (read and write) into *out. AS-SAFE. */
 long fl_sys_mmap_anon(size_t len, void **out);
+
+/* Opens a file whose name we did not choose for reading, without ever blocking: O_NONBLOCK
+ * (a FIFO's open would wait for a writer), O_NOCTTY, O_CLOEXEC, then fstat: the descriptor only
+ * if it is a regular file (*size set), else closed and FL_ENOTFILE; FL_EIO (errno says why) if
+ * it cannot be opened. dirfd is a directory descriptor or AT_FDCWD; flags are added to the
+ * open's (O_NOFOLLOW). AS-SAFE. */
+int fl_open_regular(int dirfd, const char *path, int flags, uint64_t *size);
 
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
@@ -161,7 +173,8 @@ typedef enum {
 } fl_memory_method_t;
 int fl_memory_init(fl_memory_method_t force /* NONE = probe */);
 fl_memory_method_t fl_memory_method(void);       /* AS-SAFE */
-/* Re-reads our pid for the process_vm_readv method (after a fork). Linux only. AS-SAFE. */
+/* Re-reads our pid for the process_vm_readv method (after a fork; nothing to do on Darwin).
+ * AS-SAFE. */
 void fl_memory_refresh_pid(void);
 const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memory_init */
 

@@ -5,9 +5,13 @@
 #if defined(__linux__)
 #define FL_HAVE_PROC_MAPS 1
 #define FL_HAVE_ELF 1
+/* si_code > 0 only for a fault the kernel raised (which repeats when the handler returns), and
+ * si_pid is meaningful only for a sent signal. */
+#define FL_SIGINFO_TELLS_ORIGIN 1
 #elif defined(__APPLE__)
 #define FL_HAVE_MACH 1
 #define FL_HAVE_COMPACT_UNWIND 1
+#define FL_SIGINFO_TELLS_ORIGIN 0
 #else
 #error "faultline: unsupported operating system"
 #endif

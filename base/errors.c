@@ -18,6 +18,7 @@ const char *fl_strerror(int err) {
     case FL_ENOTREPORT: return "not a faultline report";
     case FL_EVERSION: return "report format version is newer than this reader";
     case FL_ESTATE: return "faultline is not installed";
+    case FL_ENOTFILE: return "not a regular file";
     default: return "unknown error";
     }
 }

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
-/* Whole writes and diagnostic lines, on top of each platform's fl_sys_write. */
+/* Whole writes, diagnostic lines and opening untrusted files, on top of each platform's calls. */
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/base.h"
 
@@ -28,4 +31,22 @@ void fl_log_stderr(const char *msg) {
     fl_strbuf_puts(&sb, msg);
     line[sb.len++] = '\n';
     (void)fl_sys_write_all(2, line, sb.len);
+}
+
+int fl_open_regular(int dirfd, const char *path, int flags, uint64_t *size) {
+    int fd = openat(dirfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC | flags);
+    if (fd < 0) return FL_EIO;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return FL_EIO;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return FL_ENOTFILE;
+    }
+    *size = (uint64_t)st.st_size;
+    return fd;
 }

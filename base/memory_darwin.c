@@ -40,6 +40,8 @@ int fl_memory_init(fl_memory_method_t force) {
 
 fl_memory_method_t fl_memory_method(void) { return g_method; }
 
+void fl_memory_refresh_pid(void) {}
+
 const fl_reader_t *fl_memory_reader(void) { return &g_reader; }
 
 int fl_memory_region(uint64_t addr, uint64_t *start, uint64_t *end, uint32_t *perms) {

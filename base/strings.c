@@ -29,19 +29,11 @@ size_t fl_strlcpy(char *dst, const char *src, size_t cap) {
     return n;
 }
 
-/* Plain loops: the compiler may turn them into calls to libc's memcpy/memset, which are AS-safe. */
-void *fl_memcpy(void *dst, const void *src, size_t n) {
-    unsigned char *d = dst;
-    const unsigned char *s = src;
-    while (n--) *d++ = *s++;
-    return dst;
-}
+/* libc's memcpy and memset, which are async-signal-safe (POSIX.1-2008 TC2) and fast; byte loops
+ * here cost the walker more than the rest of a compact-unwind step (emulated on Darwin code). */
+void *fl_memcpy(void *dst, const void *src, size_t n) { return __builtin_memcpy(dst, src, n); }
 
-void *fl_memset(void *dst, int c, size_t n) {
-    unsigned char *d = dst;
-    while (n--) *d++ = (unsigned char)c;
-    return dst;
-}
+void *fl_memset(void *dst, int c, size_t n) { return __builtin_memset(dst, c, n); }
 
 int fl_memcmp(const void *a, const void *b, size_t n) {
     const unsigned char *x = a, *y = b;

@@ -47,6 +47,7 @@ long fl_sys_fsync(int fd) { return SYS(SYS_fsync, fd, 0, 0, 0, 0, 0); }
 long fl_sys_getpid(void) { return SYS(SYS_getpid, 0, 0, 0, 0, 0, 0); }
 long fl_sys_gettid(void) { return SYS(SYS_gettid, 0, 0, 0, 0, 0, 0); }
 long fl_sys_tgkill(int tgid, int tid, int sig) { return SYS(SYS_tgkill, tgid, tid, sig, 0, 0, 0); }
+long fl_sys_raise(int sig) { return fl_sys_tgkill((int)fl_sys_getpid(), (int)fl_sys_gettid(), sig); }
 
 /* libc's clock_gettime, not the system call: POSIX lists it as async-signal-safe, and the vDSO
  * answers without entering the kernel (a system call costs ~1 us on this project's VMs, and a

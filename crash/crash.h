@@ -9,6 +9,8 @@
 #include <sys/utsname.h>
 
 #include "base/base.h"
+#include "base/config.h"
+#include "base/mach_layouts.h"
 #include "elf/elf.h"
 #include "frames/frames.h"
 #include "report/report.h"
@@ -46,14 +48,22 @@ void fl_crash_platform_uninstall(void);
 typedef void (*fl_annotation_fn)(void *ctx, const char *key, const char *value);
 void fl_annotations_each(fl_annotation_fn fn, void *ctx); /* AS-SAFE */
 
-/* ---- Alternate signal stacks (altstack_linux.c; Darwin: fl_thread_init only) ---- */
+/* ---- Alternate signal stacks (altstack.c: fl_thread_init and the stacks, shared;
+ * altstack_linux.c: the pthread_create interposition, Linux only) ---- */
 
+/* Gives the calling thread faultline's alternate stack: the one it had before (kept under a
+ * pthread key whose destructor frees it when the thread exits, if it is still the thread's
+ * alternate stack), or a new mapping of FL_ALTSTACK_SIZE bytes with a guard page below.
+ * 0, FL_ENOMEM or FL_EIO. NOT AS-SAFE. */
+int fl_crash_altstack_give(void);
+/* Creates that key once; whether it exists (without it stacks are never freed). NOT AS-SAFE. */
+bool fl_crash_altstack_keyed(void);
 /* Finds libc's pthread_create (for the library's own pthread_create, which starts every new
- * thread on a trampoline that gives it an alternate stack) and creates the key whose destructor
- * frees a thread's stack when it exits. Idempotent. NOT AS-SAFE. */
+ * thread on a trampoline that gives it an alternate stack) and creates the key. Idempotent.
+ * Linux only. NOT AS-SAFE. */
 void fl_crash_altstacks_prepare(void);
 /* Whether threads created from now on get an alternate stack (set by fl_install, cleared by
- * fl_uninstall). NOT AS-SAFE. */
+ * fl_uninstall). Linux only. NOT AS-SAFE. */
 void fl_crash_altstacks_auto(bool on);
 /* FL_ALTSTACK_SIZE bytes with a guard page below them, for a thread that is not the caller
  * (NULL if out of memory), and their release. NOT AS-SAFE. */
@@ -63,7 +73,7 @@ void fl_crash_altstack_unmap(void *stack);
 /* A SA_SIGINFO|SA_ONSTACK|flags action for fn that blocks every signal but the crash signals (a
  * fault inside fn must still reach the crash handler). AS-SAFE. */
 void fl_crash_sigaction_init(struct sigaction *sa, void (*fn)(int, siginfo_t *, void *), int flags);
-/* Installs/removes the signal handlers (handler_<platform>.c). NOT AS-SAFE. */
+/* Installs/removes the crash signals' handler (handler.c). NOT AS-SAFE. */
 int fl_crash_handlers_install(void);
 void fl_crash_handlers_uninstall(void);
 
@@ -81,12 +91,15 @@ enum { /* values equal faultline.Thread.State */
 #define FL_DEFAULT_THREAD_TIMEOUT_NS (1000ull * 1000000ull)
 #define FL_OFFER_WAIT_NS (100ull * 1000000ull) /* fl_install waits this for running threads */
 
+/* One thread of a capture (both platforms: the shared capture writes these). */
 typedef struct fl_thread {
-    int tid;
+    int tid;            /* Linux: the tid; Darwin: low 32 bits of the 64-bit thread id */
     int state;          /* FL_THREAD_* */
-    volatile int token; /* request generation and answer phase (threads_linux.c) */
+    volatile int token; /* Linux: request generation and answer phase (threads_linux.c) */
+    uint32_t port;      /* Darwin: the thread_act_t (a send right from task_threads) */
     bool crashed;
-    char name[16];
+    bool suspended;     /* Darwin: thread_suspend succeeded, resume it */
+    char name[64];      /* Darwin's MAXTHREADNAMESIZE; Linux names have at most 15 bytes */
     fl_regs_t regs;     /* valid when state == FL_THREAD_CAPTURED */
     /* The walk the thread made of its own stack (fl_selfwalk_t), when `walked`: */
     bool walked, frames_truncated;
@@ -104,11 +117,15 @@ typedef struct fl_selfwalk {
 } fl_selfwalk_t;
 
 typedef struct fl_thread_list {
-    unsigned count;    /* entries in t[]; t[0] is the capturing thread */
-    unsigned total;    /* threads found (count stops at max_threads) */
-    int enum_error;    /* /proc/self/task could not be read: only t[0] is listed */
-    bool signal_taken; /* the application replaced the capture signal's action */
+    unsigned count;    /* entries in t[]; t[0] is the capturing (Darwin: requesting) thread */
+    unsigned total;    /* threads found (count stops at max_threads), faultline's own excluded */
+    /* The threads could not be listed (only t[0] is): a negative FL_* error (Linux: reading
+     * /proc/self/task) or a positive kern_return_t (Darwin: task_threads). */
+    int enum_error;
+    bool signal_taken; /* Linux: the application replaced the capture signal's action */
     int generation;
+    uint64_t ports;    /* Darwin: task_threads' array (vm_deallocate'd by the release) */
+    uint32_t nports;
     fl_thread_t t[FL_MAX_THREADS_LIMIT];
 } fl_thread_list_t;
 
@@ -149,20 +166,96 @@ typedef struct fl_capture_request {
 } fl_capture_request_t;
 
 /* Captures every thread and writes the report; returns 0 or the writer's error. AS-SAFE
- * (capture_<platform>.c). Callers serialise captures (Linux: handler_linux.c's state; Darwin:
- * the exception server's one thread, exc_server_darwin.c). */
+ * (capture.c, shared; the platform's part is the fl_crash_os_* below). Callers serialise
+ * captures (handler.c's state; on Darwin also the exception server's one thread). The order:
+ * free the reserved descriptors (a final crash only), open the report, header, exception and
+ * signal, stop the other threads, images (before the threads for a crash; a snapshot reads them
+ * first so that threads may walk themselves), the requesting thread, the others, thread count,
+ * annotations, notes, finish, release the threads. */
 int fl_crash_capture(const fl_capture_request_t *req);
 /* After a recrash: closes and renames the partial report so its complete prefix is kept, and lets
  * parked threads go. AS-SAFE. */
 void fl_crash_abandon(void);
-/* Linux: a thread that crashed while another thread is capturing records its context here
- * before it waits, so the report shows where it crashed (Darwin reads every thread, that one
- * included, with thread_get_state). AS-SAFE. */
+/* A thread that crashed while another thread is capturing records its context here before it
+ * waits, so the report shows where it crashed (and a note says so). AS-SAFE. */
 void fl_crash_publish_waiter(int sig, const void *ucontext);
 /* Test hook: FAULTLINE_TEST_FAULT_AFTER=<stage> makes capture fault on purpose: 1 after the signal
  * is written, 3 after the capturing thread is written (the others still parked), 4 before the
  * report is finished (install reads the environment; the crash path only compares an int). */
 extern int fl_crash_test_fault_stage;
+
+/* The Signal a report gives for a signal's siginfo (number, si_code, si_pid, si_addr). With
+ * `code_tells_origin` (Linux: si_code > 0 only for a fault the kernel raised) the sender's pid is
+ * kept only for a sent signal and the address only for a fault; otherwise (Darwin, whose si_code
+ * does not tell them apart) both are kept, the address for SIGSEGV, SIGBUS, SIGILL, SIGFPE and
+ * SIGTRAP. AS-SAFE. */
+void fl_crash_signal_from_siginfo(fl_report_signal_t *s, int sig, int code, int pid, uint64_t addr,
+                                  int crashed_tid, bool code_tells_origin);
+
+/* ---- Mach exception messages (mach_exc.c: portable, tested on Linux with messages laid out by
+ * Apple's headers) ---- */
+
+typedef struct fl_mach_exc {
+    fl_mach_msg_header_t head; /* the request's header (its reply port) */
+    uint32_t thread, task;     /* port names of the two descriptors */
+    fl_report_mach_exception_t e;
+    bool crash;                /* false for EXC_SOFTWARE / EXC_SOFT_SIGNAL (a traced signal) */
+} fl_mach_exc_t;
+/* Decodes a received mach_exception_raise (EXCEPTION_DEFAULT | MACH_EXCEPTION_CODES) of len
+ * bytes (the header's msgh_size; len bytes must be readable): msgh_id 2405, complex, two port
+ * descriptors, at most EXCEPTION_CODE_MAX codes, all inside len. 0, or FL_EBADDATA (out zeroed).
+ * AS-SAFE. */
+int fl_mach_exc_decode(const void *msg, size_t len, fl_mach_exc_t *out);
+/* The MIG reply to the request whose header is req: its remote port and disposition, msgh_id +
+ * 100, the NDR record of a little-endian host, RetCode `ret`. AS-SAFE. */
+void fl_mach_exc_reply_init(fl_mach_exc_reply_t *r, const fl_mach_msg_header_t *req, int32_t ret);
+/* The Signal a report gives with a Mach exception: the one the kernel raises once every handler
+ * answered KERN_FAILURE (EXC_BAD_ACCESS: SIGSEGV for KERN_INVALID_ADDRESS and x86_64's
+ * EXC_I386_GPFLT, else SIGBUS, with the address from code[1]; EXC_BAD_INSTRUCTION SIGILL;
+ * EXC_ARITHMETIC SIGFPE; EXC_BREAKPOINT SIGTRAP; EXC_SOFTWARE's EXC_UNIX_* SIGSYS, SIGPIPE,
+ * SIGABRT). false (s untouched) when there is none (EXC_GUARD ends a task with SIGKILL).
+ * AS-SAFE. */
+bool fl_crash_exception_signal(const fl_report_mach_exception_t *e, int arch, int tid,
+                               fl_report_signal_t *s);
+
+/* ---- The platform's part of a capture and of the handler (capture_<platform>.c) ---- */
+
+/* The thread id the report gives the requesting thread. AS-SAFE. */
+int fl_crash_os_tid(const fl_capture_request_t *req);
+/* Whether the process may go on after this capture (Darwin's EXC_GUARD): then the reserved
+ * descriptors are kept. AS-SAFE. */
+bool fl_crash_os_may_continue(const fl_capture_request_t *req);
+/* Stops the other threads and fills l, t[0] being the requesting thread with req's registers
+ * (Darwin: read from the thread when req->regs is NULL) and its name; `selfwalk` as for
+ * fl_threads_suspend (Linux only). AS-SAFE. */
+void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
+                         const fl_selfwalk_t *selfwalk);
+void fl_crash_os_release(fl_thread_list_t *l); /* AS-SAFE; lets them go */
+/* The image list, and the memory maps where the platform has them (*maps_err = 0 with no maps
+ * on Darwin). AS-SAFE. */
+void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err, int *img_err);
+/* The stack holding sp (Linux: from maps, NULL when unreadable; Darwin: vm_region_64) as a map,
+ * or NULL when unknown. AS-SAFE. */
+const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *tmp);
+/* Notes only the platform has (Linux: the capture signal; Darwin: exception ports, EXC_GUARD),
+ * written after the thread-list notes. AS-SAFE. */
+void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
+                       const fl_capture_request_t *req);
+/* The calling thread as fl_capture_request_t.thread names it (Darwin's thread_act_t; 0 on
+ * Linux). AS-SAFE. */
+uint32_t fl_crash_os_self(void);
+/* Has the platform's capture server run req (Darwin: fl_mach_server_submit). FL_ENOSYS when
+ * there is none (Linux always; a Darwin fork child): the caller captures on its own thread.
+ * AS-SAFE. */
+int fl_crash_os_submit(const fl_capture_request_t *req);
+
+/* Hands a crash signal on once the report is written or abandoned (handler.c). With
+ * FL_SIGINFO_TELLS_ORIGIN (Linux) a fault the kernel raised returns to fault again under the
+ * action now installed (the previous one when `done`, else the default), anything else is sent
+ * again to the thread; otherwise (Darwin) the action in place before fl_install is called
+ * directly: SIG_DFL dies of the signal, SIG_IGN returns, a handler is called with info and uc.
+ * AS-SAFE. */
+void fl_crash_pass_on(int sig, siginfo_t *info, void *uc, bool done, bool code_tells_origin);
 
 /* ---- Darwin: the Mach exception server and thread suspension (*_darwin.c) ---- */
 
@@ -193,43 +286,27 @@ int fl_mach_server_submit(const fl_capture_request_t *req);
 /* True on the server's threads (which the capture must neither suspend nor list). AS-SAFE. */
 bool fl_mach_server_owns(uint32_t thread);
 
-/* Restores the signal actions in place before fl_install (handler_darwin.c). AS-SAFE. */
+/* ---- The one crash report of the process (handler.c, shared by the signal handlers and
+ * Darwin's exception server) ---- */
+
+/* Restores the signal actions in place before fl_install, once per installation. AS-SAFE. */
 void fl_crash_restore_signal_actions(void);
-/* The one crash report of the process (handler_darwin.c): claim_once is true for the first
- * caller (waiting, bounded, for a thread's own snapshot to end), claimed whether anyone claimed
- * it, finish marks it written. AS-SAFE. */
+/* claim_once is true for the first caller (waiting, bounded, for a snapshot to end), claimed
+ * whether anyone claimed it, finish marks it written and wakes the threads waiting for it.
+ * AS-SAFE. */
 bool fl_crash_claim_once(void);
 bool fl_crash_claimed(void);
 void fl_crash_finish(void);
-
-typedef struct fl_mach_thread {
-    uint32_t port;      /* thread_act_t (a send right from task_threads) */
-    int tid;            /* low 32 bits of the 64-bit thread id */
-    int state;          /* FL_THREAD_* */
-    bool crashed;
-    bool suspended;     /* thread_suspend succeeded: resume it */
-    char name[64];      /* MAXTHREADNAMESIZE */
-    fl_regs_t regs;     /* valid when state == FL_THREAD_CAPTURED */
-} fl_mach_thread_t;
-
-typedef struct fl_mach_thread_list {
-    unsigned count;     /* entries in t[]; t[0] is the requesting thread */
-    unsigned total;     /* threads found, faultline's own excluded */
-    int enum_error;     /* task_threads failed (a kern_return_t): only t[0] is listed */
-    uint64_t ports;     /* task_threads' array (vm_deallocate'd by the release) */
-    uint32_t nports;
-    fl_mach_thread_t t[FL_MAX_THREADS_LIMIT];
-} fl_mach_thread_list_t;
 
 /* Lists the task's threads (task_threads), with `self` (the requesting thread) as t[0] and up to
  * max-1 others, never the exception server's; suspends every listed thread except self and the
  * caller (thread_suspend) and reads each one's registers (thread_get_state), id and name
  * (thread_info). t[0]'s registers come from `self_regs`, or from the thread when NULL (a thread
  * stopped in an exception). AS-SAFE (Mach calls only). */
-int fl_mach_threads_suspend(fl_mach_thread_list_t *l, unsigned max, uint32_t self,
+int fl_mach_threads_suspend(fl_thread_list_t *l, unsigned max, uint32_t self,
                             const fl_regs_t *self_regs);
 /* Resumes what was suspended and releases the ports and the array. Idempotent. AS-SAFE. */
-void fl_mach_threads_release(fl_mach_thread_list_t *l);
+void fl_mach_threads_release(fl_thread_list_t *l);
 /* A thread's id as reports give it: the low 32 bits of its 64-bit thread id (thread_info
  * THREAD_IDENTIFIER_INFO), 0 if the kernel does not say. AS-SAFE. */
 int fl_mach_thread_id(uint32_t thread);

@@ -3,37 +3,10 @@
 #include <mach/mach.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stddef.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "crash/crash.h"
-
-/* Message layouts of MIG's mach_exc subsystem (osfmk/mach/mach_exc.defs; zig ships no
- * <mach/mach_exc.h>): mach_exception_raise as the kernel sends it for EXCEPTION_DEFAULT |
- * MACH_EXCEPTION_CODES (the thread and task as port descriptors, then the exception and up to
- * EXCEPTION_CODE_MAX 64-bit codes), and its reply. MIG packs both to 4 bytes. */
-#define MACH_EXCEPTION_RAISE_ID 2405 /* mach_exc's subsystem base: mach_exception_raise */
-#define MIG_REPLY_ID_OFFSET 100      /* a MIG reply's msgh_id is the request's + 100 */
-#pragma pack(push, 4)
-typedef struct exc_request {
-    mach_msg_header_t head;
-    mach_msg_body_t body; /* msgh_descriptor_count: 2 */
-    mach_msg_port_descriptor_t thread;
-    mach_msg_port_descriptor_t task;
-    NDR_record_t ndr;
-    exception_type_t exception;
-    mach_msg_type_number_t code_count;
-    int64_t code[2];
-} exc_request_t;
-typedef struct exc_reply {
-    mach_msg_header_t head;
-    NDR_record_t ndr;
-    kern_return_t ret;
-} exc_reply_t;
-#pragma pack(pop)
-_Static_assert(offsetof(exc_request_t, code) == 68 && sizeof(exc_request_t) == 84, "MIG layout");
-_Static_assert(sizeof(exc_reply_t) == 36, "MIG layout");
 
 /* Our own message to the same port: "run request slot N". */
 #define REQUEST_ID 0x666c7271 /* 'flrq' */
@@ -45,7 +18,7 @@ typedef struct request_msg {
 /* What a receive may bring, with room for the kernel's trailer. */
 typedef union rcv_buf {
     mach_msg_header_t head;
-    exc_request_t exc;
+    fl_mach_exc_request_t exc; /* base/mach_layouts.h, decoded by fl_mach_exc_decode */
     request_msg_t req;
     uint8_t bytes[1024];
 } rcv_buf_t;
@@ -95,7 +68,7 @@ static struct {
 enum { CURRENT_NONE, CURRENT_EXCEPTION, CURRENT_REQUEST };
 static struct {
     volatile int kind;
-    mach_msg_header_t head; /* CURRENT_EXCEPTION: the request's header (its reply port) */
+    fl_mach_msg_header_t head; /* CURRENT_EXCEPTION: the request's header (its reply port) */
     unsigned slot;          /* CURRENT_REQUEST */
 } g_current;
 
@@ -143,28 +116,17 @@ void fl_mach_server_restore_ports(void) {
     }
 }
 
-static void reply(const mach_msg_header_t *req, kern_return_t ret) {
-    if (!MACH_PORT_VALID(req->msgh_remote_port)) return;
-    exc_reply_t r;
-    fl_memset(&r, 0, sizeof r);
-    r.head.msgh_bits = MACH_MSGH_BITS(MACH_MSGH_BITS_REMOTE(req->msgh_bits), 0);
-    r.head.msgh_remote_port = req->msgh_remote_port; /* the kernel's send-once reply right */
-    r.head.msgh_local_port = MACH_PORT_NULL;
-    r.head.msgh_size = sizeof r;
-    r.head.msgh_id = req->msgh_id + MIG_REPLY_ID_OFFSET;
-    r.ndr = NDR_record;
-    r.ret = ret;
-    mach_msg(&r.head, MACH_SEND_MSG, sizeof r, 0, MACH_PORT_NULL, MACH_MSG_TIMEOUT_NONE,
-             MACH_PORT_NULL);
+static void reply(const fl_mach_msg_header_t *req, kern_return_t ret) {
+    if (!MACH_PORT_VALID(req->remote_port)) return;
+    fl_mach_exc_reply_t r;
+    fl_mach_exc_reply_init(&r, req, ret);
+    mach_msg((mach_msg_header_t *)&r, MACH_SEND_MSG, sizeof r, 0, MACH_PORT_NULL,
+             MACH_MSG_TIMEOUT_NONE, MACH_PORT_NULL);
 }
 
-/* A well-formed mach_exception_raise; code_count then bounds what may be read of code[]. */
-static bool exc_valid(const exc_request_t *m, mach_msg_size_t received) {
-    return m->head.msgh_id == MACH_EXCEPTION_RAISE_ID &&
-           (m->head.msgh_bits & MACH_MSGH_BITS_COMPLEX) &&
-           received >= offsetof(exc_request_t, code) && m->body.msgh_descriptor_count == 2 &&
-           m->thread.type == MACH_MSG_PORT_DESCRIPTOR && m->task.type == MACH_MSG_PORT_DESCRIPTOR &&
-           m->code_count <= 2 && received >= offsetof(exc_request_t, code) + 8u * m->code_count;
+static void release_ports(const fl_mach_exc_t *x) {
+    if (MACH_PORT_VALID(x->thread)) mach_port_deallocate(mach_task_self(), x->thread);
+    if (MACH_PORT_VALID(x->task)) mach_port_deallocate(mach_task_self(), x->task);
 }
 
 /* After a crash report: the previous exception ports and signal actions back, so that the signal
@@ -175,21 +137,14 @@ static void finish_crash(void) {
     fl_crash_finish();
 }
 
-static void serve_exception(exc_request_t *m) {
-    mach_port_t thread = m->thread.name, task = m->task.name;
-    fl_report_mach_exception_t e = {.type = m->exception, .code_count = m->code_count};
-    for (unsigned i = 0; i < m->code_count && i < FL_REPORT_MACH_CODES_MAX; i++)
-        e.codes[i] = (uint64_t)m->code[i];
+static void serve_exception(const fl_mach_exc_t *x) {
     /* Exception ports are inherited across fork and exec, so a child's exceptions can come here:
-     * only our own task's are ours. A signal turned into EXC_SOFTWARE/EXC_SOFT_SIGNAL (only for a
-     * process traced with PT_ATTACHEXC) is no crash either. Both get KERN_FAILURE at once. */
-    bool ours = task == mach_task_self() &&
-                !(e.type == EXC_SOFTWARE && e.code_count && e.codes[0] == EXC_SOFT_SIGNAL);
-    if (ours) {
-        fl_capture_request_t req = {.kind = 1, .exception = &e, .thread = thread};
-        g_current.head = m->head;
+     * only our own task's are ours. Others, and a traced signal, get KERN_FAILURE at once. */
+    if (x->task == mach_task_self() && x->crash) {
+        fl_capture_request_t req = {.kind = 1, .exception = &x->e, .thread = x->thread};
+        g_current.head = x->head;
         __atomic_store_n(&g_current.kind, CURRENT_EXCEPTION, __ATOMIC_SEQ_CST);
-        if (e.type == EXC_GUARD) {
+        if (x->e.type == EXC_GUARD) {
             /* Whether a guard violation ends the process is the kernel's decision, taken after
              * the handlers answered: report it without using up the one crash report, and stay
              * installed in case the process goes on. */
@@ -204,9 +159,8 @@ static void serve_exception(exc_request_t *m) {
     }
     /* KERN_FAILURE: the kernel goes on to the next handler (the host's) and, when none takes it,
      * raises the BSD signal (ux_exception). */
-    reply(&m->head, KERN_FAILURE);
-    if (MACH_PORT_VALID(thread)) mach_port_deallocate(mach_task_self(), thread);
-    if (MACH_PORT_VALID(task)) mach_port_deallocate(mach_task_self(), task);
+    reply(&x->head, KERN_FAILURE);
+    release_ports(x);
 }
 
 static void complete(unsigned slot, int result) {
@@ -267,10 +221,11 @@ static void *primary_main(void *arg) {
         mach_msg_size_t n = receive(g_port, &buf, -1, &mr);
         if (mr == MACH_RCV_TOO_LARGE) continue; /* the kernel dropped it */
         if (mr != MACH_MSG_SUCCESS) break;      /* the port was destroyed: fl_mach_server_stop */
+        fl_mach_exc_t x;
         if (buf.head.msgh_id == REQUEST_ID && n >= sizeof(request_msg_t))
             serve_request(&buf.req);
-        else if (exc_valid(&buf.exc, n))
-            serve_exception(&buf.exc);
+        else if (fl_mach_exc_decode(&buf, n, &x) == 0)
+            serve_exception(&x);
         else
             mach_msg_destroy(&buf.head); /* not ours: release any rights it carried */
     }
@@ -295,6 +250,7 @@ static void take_over(void) {
      * arrives but requests, which now fail at once (g_dead). */
     static rcv_buf_t buf;
     for (unsigned i = 0; i < 4u * SLOTS + 64u; i++) {
+        fl_mach_exc_t x;
         mach_msg_return_t mr;
         mach_msg_size_t n = receive(g_port, &buf, 0, &mr);
         if (mr != MACH_MSG_SUCCESS) break;
@@ -303,12 +259,9 @@ static void take_over(void) {
             if (__atomic_compare_exchange_n(&g_slots[buf.req.slot].state, &expected, SLOT_RUNNING,
                                             false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST))
                 complete(buf.req.slot, FL_ESTATE);
-        } else if (exc_valid(&buf.exc, n)) {
-            reply(&buf.head, KERN_FAILURE);
-            if (MACH_PORT_VALID(buf.exc.thread.name))
-                mach_port_deallocate(mach_task_self(), buf.exc.thread.name);
-            if (MACH_PORT_VALID(buf.exc.task.name))
-                mach_port_deallocate(mach_task_self(), buf.exc.task.name);
+        } else if (fl_mach_exc_decode(&buf, n, &x) == 0) {
+            reply(&x.head, KERN_FAILURE);
+            release_ports(&x);
         } else {
             mach_msg_destroy(&buf.head);
         }
@@ -325,7 +278,8 @@ static void *secondary_main(void *arg) {
         mach_msg_size_t n = receive(g_backup, &buf, -1, &mr);
         if (mr == MACH_RCV_TOO_LARGE) continue;
         if (mr != MACH_MSG_SUCCESS) break;
-        if (!exc_valid(&buf.exc, n)) {
+        fl_mach_exc_t x;
+        if (fl_mach_exc_decode(&buf, n, &x) != 0) {
             mach_msg_destroy(&buf.head);
             continue;
         }

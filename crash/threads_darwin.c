@@ -27,14 +27,14 @@ static void read_name(uint32_t thread, char *name, size_t cap) {
     fl_strlcpy(name, info.pth_name, cap);
 }
 
-static void fill(fl_mach_thread_t *t, uint32_t port) {
+static void fill(fl_thread_t *t, uint32_t port) {
     t->port = port;
     t->tid = fl_mach_thread_id(port);
     t->crashed = false;
     read_name(port, t->name, sizeof t->name);
 }
 
-int fl_mach_threads_suspend(fl_mach_thread_list_t *l, unsigned max, uint32_t self,
+int fl_mach_threads_suspend(fl_thread_list_t *l, unsigned max, uint32_t self,
                             const fl_regs_t *self_regs) {
     uint32_t caller = pthread_mach_thread_np(pthread_self());
     l->count = 1;
@@ -42,7 +42,7 @@ int fl_mach_threads_suspend(fl_mach_thread_list_t *l, unsigned max, uint32_t sel
     l->enum_error = 0;
     l->ports = 0;
     l->nports = 0;
-    fl_mach_thread_t *t0 = &l->t[0];
+    fl_thread_t *t0 = &l->t[0];
     fill(t0, self);
     t0->suspended = false;
     if (self_regs) {
@@ -70,12 +70,12 @@ int fl_mach_threads_suspend(fl_mach_thread_list_t *l, unsigned max, uint32_t sel
         if (p == self || p == caller || fl_mach_server_owns(p)) continue;
         l->total++;
         if (l->count >= max) continue;
-        fl_mach_thread_t *t = &l->t[l->count++];
+        fl_thread_t *t = &l->t[l->count++];
         t->port = p;
         t->suspended = thread_suspend(p) == KERN_SUCCESS;
     }
     for (unsigned i = 1; i < l->count; i++) {
-        fl_mach_thread_t *t = &l->t[i];
+        fl_thread_t *t = &l->t[i];
         fill(t, t->port);
         /* A thread that could not be stopped has ended since task_threads. */
         t->state = t->suspended && fl_regs_from_mach_thread(&t->regs, t->port) == 0
@@ -85,7 +85,7 @@ int fl_mach_threads_suspend(fl_mach_thread_list_t *l, unsigned max, uint32_t sel
     return 0;
 }
 
-void fl_mach_threads_release(fl_mach_thread_list_t *l) {
+void fl_mach_threads_release(fl_thread_list_t *l) {
     for (unsigned i = 1; i < l->count && i < FL_MAX_THREADS_LIMIT; i++) {
         if (l->t[i].suspended) thread_resume(l->t[i].port);
         l->t[i].suspended = false;

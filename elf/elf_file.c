@@ -109,8 +109,9 @@ static int validate(fl_elf_file_t *f) {
 
 int fl_elf_file_open(const char *path, fl_elf_file_t **out) {
     *out = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return FL_EIO;
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
+    if (fd < 0) return fd;
     struct stat st;
     if (fstat(fd, &st) != 0) {
         close(fd);

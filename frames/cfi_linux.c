@@ -98,6 +98,7 @@ int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *
     if (c->mode == FL_CFI_MODE_LLVM) return llvm(c, r, reseed, exact, pc, sp, fp);
     uint64_t cpc = c->regs.r[FL_DWARF_PC], at = exact ? cpc : cpc - 1;
     const fl_image_t *img = cpc ? fl_cfi_cursor_image(c, at) : 0;
+    if (img && img->cputype) return fl_cfi_macho_step(c, img, pc, sp, fp); /* a Darwin state */
     int e = img ? fl_cfi_dwarf_step(c, img, at, 0) : FL_ENOTFOUND;
     if (e == FL_ENOTFOUND && cpc && fl_unwind_os_sigreturn(c->env->mem, &c->regs) == 1) {
         c->exact_pc = true;

@@ -134,7 +134,8 @@ static int failed(fl_cfi_cursor_t *c, int e) {
     return e;
 }
 
-int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, uint64_t fde_addr) {
+int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                      fl_cfi_row_source_t source, void *ctx) {
     fl_cfi_row_t row;
     bool cached = c->mode == FL_CFI_MODE_CACHED;
     int e = cached ? fl_cfi_cache_step(at, c->img_id, c->env->mem, &c->regs, &row) : -1;
@@ -147,13 +148,7 @@ int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, ui
     if (e == 2) {
         c->stats.hits++;
     } else {
-        fl_cfi_table_t t = {.mem = c->tables, .eh_frame_hdr = img->eh_frame_hdr,
-                            .eh_frame = img->eh_frame, .eh_frame_size = img->eh_frame_size,
-                            .arch = FL_ARCH, .memo = &c->memo};
-        fl_cfi_fde_t fde;
-        e = fde_addr ? fl_cfi_fde_parse(&t, fde_addr, &fde) : fl_cfi_fde_find(&t, at, &fde);
-        if (!e) e = fl_cfi_row_compute(&t, &fde, at, &row);
-        if (e) return failed(c, e);
+        if ((e = source(c, img, at, ctx, &row))) return failed(c, e);
         c->stats.misses++;
         if (cached) fl_cfi_cache_put(at, c->img_id, &row);
     }
@@ -164,4 +159,20 @@ int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, ui
         c->exact_pc = row.h.flags & FL_CFI_ROW_SIGNAL;
     }
     return e;
+}
+
+/* The row from img's DWARF tables: the FDE at *(uint64_t *)ctx, or the one covering at if 0. */
+static int dwarf_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, void *ctx,
+                        fl_cfi_row_t *row) {
+    uint64_t fde_addr = *(const uint64_t *)ctx;
+    fl_cfi_table_t t = {.mem = c->tables, .eh_frame_hdr = img->eh_frame_hdr,
+                        .eh_frame = img->eh_frame, .eh_frame_size = img->eh_frame_size,
+                        .arch = FL_ARCH, .memo = &c->memo};
+    fl_cfi_fde_t fde;
+    int e = fde_addr ? fl_cfi_fde_parse(&t, fde_addr, &fde) : fl_cfi_fde_find(&t, at, &fde);
+    return e ? e : fl_cfi_row_compute(&t, &fde, at, row);
+}
+
+int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, uint64_t fde_addr) {
+    return fl_cfi_table_step(c, img, at, dwarf_source, &fde_addr);
 }

@@ -6,32 +6,27 @@
 #include "frames/unwind_internal.h"
 
 #include "frames/arch_arm64.h"
+#include "frames/regs_mach.h"
 
-/* Register values are kept as the thread had them, pointer-authentication bits included (a report
- * of EXC_ARM_PAC_FAIL needs them); the walker strips them where it uses one as an address. This
- * file is built for arm64, not arm64e, so the thread-state structs have plain fields
+/* Built for arm64, not arm64e: the thread-state structs have plain fields
  * (__DARWIN_OPAQUE_ARM_THREAD_STATE64 is 0). */
-static void from_state(fl_regs_t *r, const arm_thread_state64_t *ss) {
-    fl_memset(r, 0, sizeof *r);
-    for (unsigned i = 0; i < 29; i++) r->r[X0 + i] = ss->__x[i];
-    r->r[FP] = ss->__fp;
-    r->r[LR] = ss->__lr;
-    r->r[SP] = ss->__sp;
-    r->r[PC] = ss->__pc;
-    r->r[PSTATE] = ss->__cpsr;
-}
+_Static_assert(FP == 29 && PC == 32 && PSTATE == 33, "regs_mach.h order");
+_Static_assert(sizeof(arm_thread_state64_t) == sizeof(fl_mach_arm_thread_state64_t),
+               "base/mach_layouts.h (checked field by field by tests/darwin/apple_layouts.c)");
 
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
     const ucontext_t *uc = ucontext;
-    from_state(r, &uc->uc_mcontext->__ss);
+    fl_mach_arm_thread_state64_t ss;
+    fl_memcpy(&ss, &uc->uc_mcontext->__ss, sizeof ss);
+    fl_regs_from_mach_arm64(r, &ss);
 }
 
 int fl_regs_from_mach_thread(fl_regs_t *r, uint32_t thread) {
-    arm_thread_state64_t ss;
+    fl_mach_arm_thread_state64_t ss;
     mach_msg_type_number_t count = ARM_THREAD_STATE64_COUNT;
     if (thread_get_state(thread, ARM_THREAD_STATE64, (thread_state_t)&ss, &count) != KERN_SUCCESS)
         return FL_EIO;
-    from_state(r, &ss);
+    fl_regs_from_mach_arm64(r, &ss);
     return 0;
 }
 

@@ -6,40 +6,32 @@
 #include "frames/unwind_internal.h"
 
 #include "frames/arch_x86_64.h"
+#include "frames/regs_mach.h"
 
-/* err, trapno and cr2 (the fault address) come from the exception state: Darwin keeps them apart
- * from the thread state. */
-static void from_state(fl_regs_t *r, const x86_thread_state64_t *ss,
-                       const x86_exception_state64_t *es) {
-    fl_memset(r, 0, sizeof *r);
-    const uint64_t v[] = {ss->__rax, ss->__rbx, ss->__rcx, ss->__rdx, ss->__rdi, ss->__rsi,
-                          ss->__rbp, ss->__rsp, ss->__r8,  ss->__r9,  ss->__r10, ss->__r11,
-                          ss->__r12, ss->__r13, ss->__r14, ss->__r15, ss->__rip, ss->__rflags,
-                          ss->__cs,  ss->__fs,  ss->__gs};
-    _Static_assert(FL_ARRAY_LEN(v) == GS + 1, "thread state order");
-    for (unsigned i = 0; i < FL_ARRAY_LEN(v); i++) r->r[i] = v[i];
-    if (es) {
-        r->r[ERR] = es->__err;
-        r->r[TRAPNO] = es->__trapno;
-        r->r[CR2] = es->__faultvaddr;
-    }
-}
+_Static_assert(RAX == 0 && GS == 20 && ERR == 21 && TRAPNO == 22 && CR2 == 23, "regs_mach.h order");
+_Static_assert(sizeof(x86_thread_state64_t) == sizeof(fl_mach_x86_thread_state64_t) &&
+                   sizeof(x86_exception_state64_t) == sizeof(fl_mach_x86_exception_state64_t),
+               "base/mach_layouts.h (checked field by field by tests/darwin/apple_layouts.c)");
 
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext) {
     const ucontext_t *uc = ucontext;
-    from_state(r, &uc->uc_mcontext->__ss, &uc->uc_mcontext->__es);
+    fl_mach_x86_thread_state64_t ss;
+    fl_mach_x86_exception_state64_t es;
+    fl_memcpy(&ss, &uc->uc_mcontext->__ss, sizeof ss);
+    fl_memcpy(&es, &uc->uc_mcontext->__es, sizeof es);
+    fl_regs_from_mach_x86_64(r, &ss, &es);
 }
 
 int fl_regs_from_mach_thread(fl_regs_t *r, uint32_t thread) {
-    x86_thread_state64_t ss;
-    x86_exception_state64_t es;
+    fl_mach_x86_thread_state64_t ss;
+    fl_mach_x86_exception_state64_t es;
     mach_msg_type_number_t count = x86_THREAD_STATE64_COUNT;
     if (thread_get_state(thread, x86_THREAD_STATE64, (thread_state_t)&ss, &count) != KERN_SUCCESS)
         return FL_EIO;
     count = x86_EXCEPTION_STATE64_COUNT;
     bool have_es = thread_get_state(thread, x86_EXCEPTION_STATE64, (thread_state_t)&es, &count) ==
                    KERN_SUCCESS;
-    from_state(r, &ss, have_es ? &es : NULL);
+    fl_regs_from_mach_x86_64(r, &ss, have_es ? &es : NULL);
     return 0;
 }
 

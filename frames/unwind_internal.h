@@ -35,6 +35,22 @@ static inline uint64_t fl_unwind_strip_pac(uint64_t addr) {
 #endif
 }
 
+/* Straight-line code at an exact pc (frame 0, or a frame a signal interrupted), where compact
+ * unwind's rules, exact only at call sites, are wrong: in a prologue before the frame is set up
+ * and in an epilogue after it is torn down (a snapshot stops threads at any instruction).
+ * Both emulate the few instructions that occur there and nothing else (pushes and pops, stp/ldp
+ * on sp, sp adjustments, setting or restoring the frame pointer, hints, ret), so whenever they
+ * answer, the answer is what the CPU computes.
+ * _epilogue runs forward from pc: if only such instructions lead to a return, regs become the
+ * caller's (pc the return address, sp and the reloaded registers as the return leaves them).
+ * _prologue runs from the function's first instruction at `start` up to pc: if only prologue
+ * instructions lie between, every register but sp (and the frame pointer, once it is set) still
+ * holds the caller's value, and regs become the caller's. 1 stepped, 0 not such code (regs
+ * unchanged). Memory through `code` and `stack`; bounded to a few dozen instructions. AS-SAFE. */
+int fl_unwind_arch_epilogue(const fl_reader_t *code, const fl_reader_t *stack, fl_dwarf_regs_t *regs);
+int fl_unwind_arch_prologue(const fl_reader_t *code, uint64_t start, const fl_reader_t *stack,
+                            fl_dwarf_regs_t *regs);
+
 /* DWARF numbering of this architecture's registers: the fl_regs_t index of each DWARF register,
  * -1 where the register set has none (arch_<arch>.c); the DWARF numbers of pc, sp and fp, and
  * the build's FL_REGS_ARCH_* (constants: the table stepper's hot path). */
@@ -111,6 +127,21 @@ void fl_cfi_begin(fl_cfi_cursor_t *c, const fl_walk_env_t *env);
  * mark the outermost frame, <0 no unwind information, an error, or a recovered fault. AS-SAFE. */
 int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *sp, uint64_t *fp);
 
+/* The step of fl_cfi_step in a Mach-O image (img->cputype != 0): compact unwind, its DWARF
+ * entries through the evaluator, __eh_frame alone when there is no __unwind_info (cfi_macho.c,
+ * shared: Darwin walks nothing else, Linux walks Mach-O images in `faultline unwind`). c->regs
+ * hold the current frame (seeded). Returns as fl_cfi_step. AS-SAFE. */
+int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
+                      uint64_t *pc, uint64_t *sp, uint64_t *fp);
+/* A compact-unwind rule (not NONE or DWARF) of the function starting at func_start (STACK_IND
+ * reads its stack size from that code through `code`) as the CFI row that describes the same
+ * step: CFA = fp + 16 or sp + the stack size, the return address and every saved register at
+ * fixed offsets from it, arm64's frameless return address in lr. 0, FL_ENOSYS (NONE, DWARF),
+ * FL_EBADDATA, FL_EFAULT. AS-SAFE. */
+struct fl_macho_unwind_rule;
+int fl_cfi_macho_row(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
+                     uint64_t func_start, fl_cfi_row_t *row);
+
 /* Ends the walk begun by fl_cfi_begin (undoes what it set up). AS-SAFE. */
 void fl_cfi_end(fl_cfi_cursor_t *c);
 
@@ -138,6 +169,12 @@ const fl_image_t *fl_cfi_cursor_image(fl_cfi_cursor_t *c, uint64_t addr);
  * 0 outermost frame, FL_ENOTFOUND no FDE, FL_ENOSYS declined, other errors (c->error says
  * why). */
 int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, uint64_t fde_addr);
+/* The same with the row, on a cache miss, from `source` (returns 0 with *row set, or an error):
+ * compact unwind's rules are cached and applied as the rows they translate to. */
+typedef int (*fl_cfi_row_source_t)(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                                   void *ctx, fl_cfi_row_t *row);
+int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                      fl_cfi_row_source_t source, void *ctx);
 
 /* ---- The row cache (cfi_cache.c) ----
  * Rows keyed by lookup address and image identity, in memory reserved in the library's

@@ -70,20 +70,24 @@ static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
     return 0;
 }
 
-/* Frame 0 without CFI: the caller as the function's entry left it (fl_unwind_arch_entry_step).
- * Taken when pc is outside any code (a call through a bad pointer: nothing ran yet), and, where
- * the return address is in a register (arm64 lr: the caller's sp is sp), also when the frame
- * record at fp names another return address: a leaf, a prologue before the record is stored or an
- * epilogue after it is reloaded, where the record at fp is the caller's and would skip it. In a
- * function that has stored its record and then made a call, lr is a return address into the
- * function itself: that can add a duplicate frame, never lose one. */
+/* Frame 0 without unwind tables: the caller as the function's entry left it
+ * (fl_unwind_arch_entry_step: arm64 lr, x86_64 the return address on top of the stack). Taken
+ * when pc is outside any code (a call through a bad pointer: nothing ran yet), and also when that
+ * caller follows a call instruction and the frame record at fp names another return address: a
+ * leaf (which has no unwind entry of its own when it saves nothing: Darwin's compilers emit
+ * encoding 0 for it), a prologue before the record is stored or an epilogue after it is
+ * reloaded, where the record at fp is the caller's and would skip it. arm64: in a function that
+ * has stored its record and then made a call, lr is a return address into the function itself,
+ * which can add a duplicate frame, never lose one. x86_64: [sp] is a local variable in a function
+ * that has pushed or reserved anything; it is taken only if it holds a return address, and such
+ * a function has unwind tables wherever a compiler made it. */
 static bool entry_step(const fl_walk_env_t *env, const fl_regs_t *r, uint64_t *cpc, uint64_t *csp) {
     uint64_t sp = fl_regs_sp(r), cfp, rpc, rsp;
     if (!env->images || fl_unwind_arch_entry_step(env->mem, r, cpc, csp) ||
         !plausible_step(env, sp, *cpc, *csp, true))
         return false;
     if (!fl_images_is_text(env->images, fl_regs_pc(r))) return true;
-    if (*csp != sp || !fl_unwind_arch_is_return_address(env->mem, *cpc)) return false;
+    if (!fl_unwind_arch_is_return_address(env->mem, *cpc)) return false;
     return fp_record(env, sp, fl_regs_fp(r), &cfp, &rpc, &rsp) != 0 || rpc != *cpc;
 }
 

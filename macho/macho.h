@@ -238,6 +238,18 @@ size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf
 int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
                          uint64_t func_start, const fl_reader_t *stack, fl_dwarf_regs_t *regs);
 
+/* ---- One loaded image in the platform-neutral model (shared: Darwin's collector, and on every
+ * platform `faultline unwind` and the tests that walk Mach-O code) ---- */
+
+/* Fills img (zeroed first) from the Mach-O image whose mach_header_64 is loaded at `header` in
+ * mem: __TEXT as start/end and text range, slide, cputype, LC_UUID as the build id,
+ * __unwind_info and __eh_frame at their runtime addresses, is_main for MH_EXECUTE; the path is
+ * left empty. When the header does not parse, img keeps start = end = header and the parse error
+ * is returned. AS-SAFE. */
+int fl_macho_image_describe(const fl_reader_t *mem, uint64_t header, fl_image_t *img);
+/* The same from an image parsed already (mi->loaded, header = its runtime address). AS-SAFE. */
+void fl_macho_image_describe_parsed(const fl_macho_image_t *mi, fl_image_t *img);
+
 /* ---- The live process's images (Darwin only: images_darwin.c) ---- */
 
 /* Records, at install time, what the crash-time collector must not look up then: the address of

@@ -383,3 +383,34 @@ int fl_macho_image_sections(const fl_macho_image_t *img,
     }
     return e == FL_ENOTFOUND ? 0 : e;
 }
+
+void fl_macho_image_describe_parsed(const fl_macho_image_t *mi, fl_image_t *img) {
+    uint64_t header = mi->header, end;
+    fl_memset(img, 0, sizeof *img);
+    img->start = img->end = img->text_start = img->text_end = header;
+    img->slide = mi->slide;
+    img->cputype = mi->cputype;
+    if (fl_add_u64(header, mi->text_vmsize, &end)) img->end = img->text_end = end;
+    if (mi->has_uuid) {
+        fl_memcpy(img->build_id, mi->uuid, 16);
+        img->build_id_len = 16;
+        img->build_id_kind = FL_BUILD_ID_MACHO_UUID;
+    }
+    if (mi->unwind_info_size && fl_add_u64(mi->unwind_info_vmaddr, mi->slide, &img->unwind_info))
+        img->unwind_info_size = mi->unwind_info_size;
+    if (mi->eh_frame_size && fl_add_u64(mi->eh_frame_vmaddr, mi->slide, &img->eh_frame))
+        img->eh_frame_size = mi->eh_frame_size;
+    img->is_main = mi->filetype == 2; /* MH_EXECUTE */
+}
+
+int fl_macho_image_describe(const fl_reader_t *mem, uint64_t header, fl_image_t *img) {
+    fl_macho_image_t mi; /* ~2 KiB */
+    int e = fl_macho_image_init(&mi, mem, header, UINT64_MAX, true);
+    if (e) {
+        fl_memset(img, 0, sizeof *img);
+        img->start = img->end = img->text_start = img->text_end = header;
+        return e;
+    }
+    fl_macho_image_describe_parsed(&mi, img);
+    return 0;
+}

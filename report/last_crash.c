@@ -85,7 +85,8 @@ static int lock_state(int dirfd, int *fd) {
 /* A missing or unreadable state is an empty one: at worst a crash is told twice. */
 static void read_state(int dirfd, state_t *st) {
     memset(st, 0, sizeof *st);
-    int fd = openat(dirfd, STATE_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    uint64_t size;
+    int fd = fl_open_regular(dirfd, STATE_NAME, O_NOFOLLOW, &size); /* (a FIFO planted there must not block) */
     FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
     if (!f) {
         if (fd >= 0)

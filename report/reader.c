@@ -217,9 +217,10 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
 int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated) {
     *out = NULL;
     *truncated = false;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0)
-        return FL_EIO;
+        return fd;
     struct stat st;
     size_t cap = 64 * 1024, len = 0;
     if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)

@@ -16,6 +16,7 @@ FL_DEPS=(
   libc6-dbg                              # libc's debug file: symbolication tests' oracle target
   lld-14                                 # ld64.lld-14: links the Darwin dylib (make darwin)
   python3 gdb
+  python3-unicorn python3-capstone       # the Darwin emulation tests (tests/darwin_emu)
   libunwind8                             # nongnu libunwind: bench_unwind's reference (dlopen)
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross  # the arm64 cross build
   qemu-user                              # runs its tests (qemu-aarch64 -L /usr/aarch64-linux-gnu)

@@ -29,20 +29,14 @@ struct fl_tool_bin {
 };
 
 static int open_macho(const char *path, fl_tool_bin_t *b) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return FL_EIO;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        errno = e;
-        return FL_EIO;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size < 32) {
+    uint64_t size;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &size);
+    if (fd < 0) return fd;
+    if (size < 32) {
         close(fd);
         return FL_EBADDATA;
     }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     int e = errno;
     close(fd);
     if (map == MAP_FAILED) {
@@ -50,7 +44,7 @@ static int open_macho(const char *path, fl_tool_bin_t *b) {
         return FL_EIO;
     }
     b->map = map;
-    b->size = (size_t)st.st_size;
+    b->size = (size_t)size;
     fl_reader_init_buffer(&b->reader, map, b->size, 0);
     int err = fl_macho_slices(&b->reader, b->size, b->slices, FL_MACHO_FAT_MAX, &b->nslices);
     if (err == FL_ERANGE) err = 0; /* more slices than we keep: the first ones still work */
@@ -64,8 +58,9 @@ static int open_macho(const char *path, fl_tool_bin_t *b) {
 int fl_tool_bin_open(const char *path, fl_tool_bin_t **out) {
     *out = NULL;
     unsigned char magic[4] = {0};
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return FL_EIO;
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
+    if (fd < 0) return fd;
     ssize_t got = read(fd, magic, sizeof magic);
     int e = errno;
     close(fd);

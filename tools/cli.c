@@ -15,6 +15,7 @@ static const char usage_text[] =
     "       faultline triage [--json] [--frames N] [--no-progress] [SYMBOL OPTIONS] DIR|REPORT...\n"
     "       faultline list DIR\n"
     "       faultline inspect [--json] [--unwind] FILE\n"
+    "       faultline unwind [--format FORMAT] [--max-frames N] [SYMBOL OPTIONS] STATE\n"
     "       faultline upload [--gzip] [--token-file FILE] [options] DIR URL\n"
     "\n"
     "  show         print a report: --format text (default; faultline's Apple-like layout),\n"
@@ -32,6 +33,9 @@ static const char usage_text[] =
     "  inspect      print an ELF or Mach-O (thin or fat) file's architecture(s), UUID or\n"
     "               build-id, segments and symbol count; --unwind adds each function's\n"
     "               compact-unwind rule (Mach-O)\n"
+    "  unwind       walk a thread state captured elsewhere (registers, memory, images: a\n"
+    "               JSON file, docs/unwind-state.md) with the crash path's walker and print\n"
+    "               the frames as show does; a build walks states of its own architecture\n"
     "  upload       POST each pending report of DIR to URL, oldest first; delete it after a\n"
     "               2xx; one line per report, then a summary; exit status 1 if any was kept\n"
     "               or quarantined (run `faultline upload` alone for its options; the bearer\n"
@@ -101,6 +105,21 @@ int fl_tool_cli_option(fl_tool_cli_t *c, int argc, char **argv, int *i) {
     }
     if (symbols) c->dirs[c->sym.ndirs++] = (char *)value;
     if (cache) c->sym.cache_dir = value;
+    return 1;
+}
+
+int fl_tool_cli_format(int argc, char **argv, int *i, fl_tool_format_t *format) {
+    const char *a = argv[*i];
+    if (strcmp(a, "--json") == 0) {
+        *format = FL_TOOL_FMT_JSON;
+        return 1;
+    }
+    if (strcmp(a, "--format") != 0 && strncmp(a, "--format=", 9) != 0) return 0;
+    const char *v = a[8] == '=' ? a + 9 : *i + 1 < argc ? argv[++*i] : NULL;
+    if (!v || !fl_tool_format_parse(v, format)) {
+        fprintf(stderr, "faultline: --format takes text, apple, tombstone or json\n");
+        return -1;
+    }
     return 1;
 }
 

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* The faultline command-line tool: show, list, symbolicate and triage crash reports; inspect and symbolicate binaries. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/report.h"
 #include "tools/tool.h"
@@ -21,17 +23,10 @@ static int render_report(int argc, char **argv, fl_tool_format_t format, const c
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i];
         int k = fl_tool_cli_option(&c, argc, argv, &i);
+        if (k == 0) k = fl_tool_cli_format(argc, argv, &i, &format);
         if (k < 0) goto usage;
         if (k > 0) continue;
-        if (strcmp(a, "--json") == 0) {
-            format = FL_TOOL_FMT_JSON;
-        } else if (strcmp(a, "--format") == 0 || strncmp(a, "--format=", 9) == 0) {
-            const char *v = a[8] == '=' ? a + 9 : i + 1 < argc ? argv[++i] : NULL;
-            if (!v || !fl_tool_format_parse(v, &format)) {
-                fprintf(stderr, "faultline: --format takes text, apple, tombstone or json\n");
-                goto usage;
-            }
-        } else if (a[0] == '-' && a[1]) {
+        if (a[0] == '-' && a[1]) {
             fprintf(stderr, "faultline: unknown option %s\n", a);
             goto usage;
         } else if (path) {
@@ -80,8 +75,13 @@ static int cmd_show(int argc, char **argv) {
 static bool is_report_file(const char *path) {
     static const char magic[11] = "\x0a\x09" "faultline";
     char buf[sizeof magic];
-    FILE *f = fopen(path, "rb");
-    if (!f) return false;
+    uint64_t size;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &size);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return false;
+    }
     bool yes = fread(buf, 1, sizeof buf, f) == sizeof buf && memcmp(buf, magic, sizeof buf) == 0;
     fclose(f);
     return yes;
@@ -156,6 +156,8 @@ int main(int argc, char **argv) {
         return cmd_list(argc - 2, argv + 2);
     if (strcmp(cmd, "inspect") == 0)
         return fl_tool_cmd_inspect(argc - 2, argv + 2);
+    if (strcmp(cmd, "unwind") == 0)
+        return fl_tool_cmd_unwind(argc - 2, argv + 2);
     if (strcmp(cmd, "symbolicate") == 0)
         return cmd_symbolicate(argc - 2, argv + 2);
     if (strcmp(cmd, "triage") == 0)

@@ -53,8 +53,9 @@ bool fl_tool_have_dwarf(void) { return true; }
 
 int fl_tool_dwarf_lines(const char *path, fl_tool_line_fn fn, void *ctx) {
     if (!load_libdw()) return FL_ENOSYS;
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return FL_EIO;
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
+    if (fd < 0) return fd;
     Dwarf *d = dw.begin(fd, DWARF_C_READ);
     if (!d) {
         close(fd);

@@ -149,7 +149,8 @@ static void note_debuglink(search_t *st, fl_tool_bin_t *b, const char *path) {
 /* Whether the file's CRC-32 is crc (the .gnu_debuglink check; a debug file need not carry the
  * build-id note). */
 static bool file_crc_is(const char *path, uint32_t crc) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return false;
     struct stat sb;
     bool ok = false;

@@ -542,7 +542,8 @@ static bool entry_path(char *buf, size_t cap, const char *dir, const uint8_t *id
 
 static fl_tool_symindex_t *cache_load(const char *path, const uint8_t *id, unsigned id_len,
                                       int quality, uint32_t fingerprint) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return NULL;
     struct stat st;
     void *map = MAP_FAILED;
@@ -653,7 +654,8 @@ static uint32_t fingerprint(fl_tool_bin_t *b, unsigned slice, const char *path) 
         return fl_tool_crc32(0, v, sizeof v);
     }
     uint8_t eh[64];
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    uint64_t fsize;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return 0;
     uint32_t crc = 0;
     if (pread(fd, eh, sizeof eh, 0) == (ssize_t)sizeof eh) {

@@ -217,6 +217,33 @@ int fl_tool_cmd_upload(int argc, char **argv);
  * argv[0]) if it has one, else from PATH; returns 1, with a message, only if neither runs. */
 int fl_tool_upload_exec(const char *self, int argc, char **argv);
 
+/* ---- Reading JSON input (json_parse.c): a tree, bounded for untrusted files ---- */
+
+#define FL_TOOL_JSON_DEPTH_MAX 16u
+#define FL_TOOL_JSON_NODES_MAX (1u << 20)
+enum { FL_TOOL_JSON_NULL, FL_TOOL_JSON_BOOL, FL_TOOL_JSON_NUMBER, FL_TOOL_JSON_STRING,
+       FL_TOOL_JSON_ARRAY, FL_TOOL_JSON_OBJECT };
+typedef struct fl_tool_jv {
+    int kind;
+    unsigned line, col;       /* where the value starts in the text (for messages) */
+    bool b;                   /* BOOL */
+    char *str;                /* STRING: decoded, NUL-terminated (no NUL inside); NUMBER: its text */
+    size_t len;
+    struct fl_tool_jv **items; /* ARRAY, OBJECT: n values */
+    char **keys;               /* OBJECT: their keys (unique) */
+    size_t n, cap;
+} fl_tool_jv_t;
+/* Parses a whole document; NULL with "line L, column C: what" in err on malformed input, more
+ * than FL_TOOL_JSON_NODES_MAX values or nesting deeper than FL_TOOL_JSON_DEPTH_MAX. */
+fl_tool_jv_t *fl_tool_json_parse(const char *text, size_t len, char *err, size_t errcap);
+void fl_tool_json_free(fl_tool_jv_t *v);
+const fl_tool_jv_t *fl_tool_json_get(const fl_tool_jv_t *obj, const char *key); /* or NULL */
+/* A 64-bit unsigned number: a string "0x<hex>" or a JSON integer; FL_EINVAL otherwise. */
+int fl_tool_json_u64(const fl_tool_jv_t *v, uint64_t *out);
+
+/* `faultline unwind STATE` (unwind.c; docs/unwind-state.md). */
+int fl_tool_cmd_unwind(int argc, char **argv);
+
 /* ---- Renderings (show.c, apple.c, tombstone.c, json.c) ---- */
 
 typedef enum fl_tool_format {
@@ -226,6 +253,9 @@ typedef enum fl_tool_format {
     FL_TOOL_FMT_JSON
 } fl_tool_format_t;
 
+/* If argv[*i] is --json, --format NAME or --format=NAME, consumes it (and its value) into
+ * *format: 1; not one: 0; a missing or unknown format: -1 (the message is printed). */
+int fl_tool_cli_format(int argc, char **argv, int *i, fl_tool_format_t *format);
 /* "text", "apple", "tombstone", "json"; false for anything else. */
 bool fl_tool_format_parse(const char *name, fl_tool_format_t *out);
 void fl_tool_render(FILE *out, fl_tool_format_t f, const Faultline__Report *r, bool truncated,

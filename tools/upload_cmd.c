@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /* `faultline upload DIR URL`: fl_upload_pending, one line per report and a summary. */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "faultline/upload.h"
 #include "tools/tool.h"
@@ -33,9 +35,13 @@ static bool parse_u32(const char *s, unsigned long max, unsigned *out) {
 
 /* The token's first line (a trailing newline is how files end). */
 static bool read_token(const char *path, char *buf, size_t cap) {
-    FILE *f = fopen(path, "r");
-    if (!f)
+    uint64_t size;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &size);
+    FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
         return false;
+    }
     bool ok = fgets(buf, (int)cap, f) != NULL;
     fclose(f);
     buf[strcspn(buf, "\r\n")] = '\0';

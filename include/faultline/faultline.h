@@ -32,7 +32,8 @@ enum {
     FL_ETRUNCATED = -10, /* a report was cut short; its complete prefix was decoded */
     FL_ENOTREPORT = -11, /* the file is not a faultline report (bad magic) */
     FL_EVERSION = -12,   /* the report's format version is newer than this reader */
-    FL_ESTATE = -13      /* not installed / wrong state for this call */
+    FL_ESTATE = -13,     /* not installed / wrong state for this call */
+    FL_ENOTFILE = -14    /* a path names a directory, FIFO, device or socket, not a regular file */
 };
 
 typedef struct fl_options {

@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: MIT */
+/* Crash-time capture: registers, frames, images and metadata into one streamed report. */
+#include <signal.h>
+#include <time.h>
+
+#include "crash/crash.h"
+
+#pragma GCC poison malloc calloc realloc free
+
+/* Prepared memory for one capture at a time (zero-filled BSS: the kernel supplies the pages on
+ * first touch, so nothing is allocated here). */
+static fl_maps_t g_maps;
+static fl_image_list_t g_images;
+static fl_thread_list_t g_threads;
+static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
+static uint8_t g_scratch[256 * 1024];
+static uint8_t g_out[256 * 1024]; /* items gathered for one write (fl_report_writer_buffer) */
+static fl_report_writer_t g_writer;
+static volatile int g_writer_open;
+static volatile int g_threads_parked;
+
+/* Threads that crashed while another was capturing (handler.c publishes them). */
+#define FL_WAITERS_MAX 16
+static struct waiter {
+    volatile int tid; /* claimed slot: nonzero */
+    volatile int ready;
+    int sig;
+    fl_regs_t regs;
+} g_waiters[FL_WAITERS_MAX];
+
+static volatile uintptr_t g_bad_address = 16;
+static void test_fault(int stage) {
+    if (fl_crash_test_fault_stage == stage) *(volatile int *)g_bad_address = 1;
+}
+
+static void make_id(uint8_t id[16]) {
+    if (fl_sys_getrandom(id, 16, 1 /* GRND_NONBLOCK */) == 16) return;
+    /* No entropy yet (early boot): time, pid and tid are unique enough for a file name. */
+    uint64_t t = 0;
+    fl_sys_clock_gettime(CLOCK_REALTIME, &t);
+    uint64_t p = (uint64_t)fl_sys_getpid() << 32 | (uint32_t)fl_sys_gettid();
+    fl_memcpy(id, &t, 8);
+    fl_memcpy(id + 8, &p, 8);
+}
+
+void fl_crash_signal_from_siginfo(fl_report_signal_t *s, int sig, int code, int pid, uint64_t addr,
+                                  int crashed_tid, bool code_tells_origin) {
+    *s = (fl_report_signal_t){.number = sig, .code = code, .crashed_tid = crashed_tid};
+    bool sent = code_tells_origin ? code <= 0 : true;
+    bool fault = code_tells_origin ? code > 0 : true;
+    if (sent) s->sender_pid = pid;
+    if (fault && (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGTRAP)) {
+        s->address = addr;
+        s->has_address = true;
+    }
+}
+
+static void write_annotation(void *ctx, const char *k, const char *v) {
+    fl_report_write_annotation(ctx, k, v);
+}
+
+static void note(fl_report_writer_t *w, const char *a, uint64_t n, const char *b) {
+    char buf[256];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, buf, sizeof buf);
+    fl_strbuf_puts(&sb, a);
+    fl_strbuf_putu(&sb, n);
+    fl_strbuf_puts(&sb, b);
+    fl_report_write_note(w, buf);
+}
+
+void fl_crash_publish_waiter(int sig, const void *ucontext) {
+    int tid = (int)fl_sys_gettid();
+    for (unsigned i = 0; i < FL_WAITERS_MAX; i++) {
+        int expected = 0;
+        if (!__atomic_compare_exchange_n(&g_waiters[i].tid, &expected, tid, false, __ATOMIC_SEQ_CST,
+                                         __ATOMIC_SEQ_CST))
+            continue;
+        g_waiters[i].sig = sig;
+        fl_regs_from_ucontext(&g_waiters[i].regs, ucontext);
+        __atomic_store_n(&g_waiters[i].ready, 1, __ATOMIC_RELEASE);
+        return;
+    }
+}
+
+static const struct waiter *find_waiter(int tid) {
+    for (unsigned i = 0; i < FL_WAITERS_MAX; i++)
+        if (__atomic_load_n(&g_waiters[i].ready, __ATOMIC_ACQUIRE) && g_waiters[i].tid == tid)
+            return &g_waiters[i];
+    return NULL;
+}
+
+static void release_threads(void) {
+    if (__atomic_exchange_n(&g_threads_parked, 0, __ATOMIC_SEQ_CST)) fl_crash_os_release(&g_threads);
+}
+
+void fl_crash_abandon(void) {
+    release_threads();
+    if (__atomic_exchange_n(&g_writer_open, 0, __ATOMIC_SEQ_CST))
+        fl_report_writer_abandon(&g_writer);
+}
+
+/* Writes one thread: with the frames it found itself, or walked now over its own stack.
+ * `running`: other threads run meanwhile (they may unload images). */
+static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok, bool running) {
+    fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
+                            .state = th->state};
+    if (th->state == FL_THREAD_CAPTURED && th->walked) {
+        t.regs = &th->regs;
+        t.frames = th->frames;
+        t.frame_count = th->frame_count;
+        t.frames_truncated = th->frames_truncated;
+        t.unwind_stop = th->unwind_stop;
+    } else if (th->state == FL_THREAD_CAPTURED) {
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .concurrent = running,
+                             .use_cfi = true};
+        static fl_reader_t stack_reader;
+        static fl_map_t stack_tmp;
+        uint64_t sp = fl_regs_sp(&th->regs);
+        const fl_map_t *sm = fl_crash_os_stack(maps_ok ? &g_maps : NULL, sp, &stack_tmp);
+        if (sm) {
+            env.stack_lo = sm->start < sp ? sm->start : sp;
+            env.stack_hi = sm->end;
+            /* The stack was seen mapped readable, and its thread is parked or suspended (or is
+             * the requester, waiting): plain copies, not a system call per read. */
+            if (sm->perms & FL_MAP_R) {
+                fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
+                env.mem = &stack_reader;
+            }
+        }
+        fl_walk_result_t res;
+        fl_frames_walk(&env, &th->regs, g_frames, fl_crash_config.max_frames, &res);
+        t.regs = &th->regs;
+        t.frames = g_frames;
+        t.frame_count = res.count;
+        t.frames_truncated = res.truncated;
+        t.unwind_stop = res.stop_reason;
+    }
+    fl_report_write_thread(w, &t);
+}
+
+int fl_crash_capture(const fl_capture_request_t *req) {
+    const fl_crash_config_t *c = &fl_crash_config;
+    fl_report_writer_t *w = &g_writer;
+    bool crash = req->kind == 1;
+
+    /* Free the reserved descriptors first: the report and one /proc file at a time need them,
+     * even when the application has exhausted its descriptors. A snapshot, or a capture after
+     * which the process may go on, leaves them for the next. */
+    if (crash && !fl_crash_os_may_continue(req))
+        for (int i = 0; i < FL_RESERVE_FDS; i++)
+            if (c->reserve_fd[i] >= 0) fl_sys_close(c->reserve_fd[i]);
+    fl_memory_refresh_pid(); /* the process may be a fork of the one that installed */
+
+    uint8_t id[16];
+    make_id(id);
+    int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
+    if (e) {
+        if (crash) fl_report_writer_log_failure(w, fl_crash_config.report_dir);
+        return e;
+    }
+    __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);
+    fl_report_writer_buffer(w, g_out, sizeof g_out);
+
+    uint64_t now = 0;
+    fl_sys_clock_gettime(CLOCK_REALTIME, &now);
+    fl_report_header_t h = {
+        .time_unix_ns = now, .pid = (int32_t)fl_sys_getpid(), .kind = req->kind,
+        .arch = fl_regs_arch(), .process_path = c->process_path, .app_name = c->app_name,
+        .app_version = c->app_version, .reason = req->reason, .os_name = c->uts.sysname,
+        .os_release = c->uts.release, .os_version = c->uts.version, .machine = c->uts.machine,
+        .hostname = c->hostname, .process_start_unix_ns = c->install_time_ns};
+    fl_memcpy(h.report_id, id, 16);
+    fl_report_write_header(w, &h);
+
+    int tid = fl_crash_os_tid(req);
+    fl_report_signal_t s;
+    if (req->exception) {
+        fl_report_write_mach_exception(w, req->exception);
+        if (fl_crash_exception_signal(req->exception, fl_regs_arch(), tid, &s))
+            fl_report_write_signal(w, &s);
+    } else if (crash && req->info) {
+        const siginfo_t *info = req->info;
+        fl_crash_signal_from_siginfo(&s, req->sig, info->si_code, info->si_pid,
+                                     (uint64_t)(uintptr_t)info->si_addr, tid,
+                                     FL_SIGINFO_TELLS_ORIGIN);
+        fl_report_write_signal(w, &s);
+    }
+    test_fault(1);
+
+    /* A crash stops the other threads first, so that the memory maps, the image list and every
+     * stack are read in one consistent state. A snapshot reads the maps and images first: then
+     * each thread can walk its own stack when it answers and go on at once, instead of parking
+     * (and being woken again) while this thread walks them all. */
+    int maps_err = 0, img_err = 0;
+    static fl_selfwalk_t selfwalk; /* static: a late walker may still look at it */
+    if (!crash) {
+        fl_crash_os_images(&g_images, &g_maps, &maps_err, &img_err);
+        selfwalk = (fl_selfwalk_t){.images = &g_images, .maps = &g_maps, .max_frames = c->max_frames};
+    }
+    fl_thread_list_t *tl = &g_threads;
+    __atomic_store_n(&g_threads_parked, 1, __ATOMIC_SEQ_CST);
+    fl_crash_os_suspend(tl, req, crash || maps_err ? NULL : &selfwalk);
+    tl->t[0].crashed = crash;
+    /* A thread that crashed while we capture waits in the crash handler; it left its
+     * registers. */
+    for (unsigned i = 1; i < tl->count; i++) {
+        const struct waiter *wt = find_waiter(tl->t[i].tid);
+        if (!wt) continue;
+        if (tl->t[i].state != FL_THREAD_CAPTURED) {
+            tl->t[i].regs = wt->regs;
+            tl->t[i].state = FL_THREAD_CAPTURED;
+        }
+    }
+
+    if (crash) fl_crash_os_images(&g_images, &g_maps, &maps_err, &img_err);
+    bool running = false; /* threads that walked themselves went on */
+    for (unsigned i = 1; i < tl->count; i++) running |= tl->t[i].walked;
+    /* Images before the threads: frames are only raw addresses until the images explain them. */
+    for (unsigned i = 0; i < g_images.count; i++) fl_report_write_image(w, &g_images.image[i]);
+
+    write_thread(w, &tl->t[0], maps_err == 0, running);
+    fl_report_writer_flush(w); /* the crashed thread is in the file, whatever comes next */
+    test_fault(3); /* the other threads are parked */
+    for (unsigned i = 1; i < tl->count; i++) write_thread(w, &tl->t[i], maps_err == 0, running);
+    fl_report_write_threads_total(w, tl->total);
+
+    fl_annotations_each(write_annotation, w);
+
+    if (tl->enum_error < 0) note(w, "other threads could not be listed (error ", (uint64_t)-tl->enum_error, ")");
+    if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
+    if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
+    fl_crash_os_notes(w, tl, req);
+    for (unsigned i = 1; i < tl->count; i++) {
+        const struct waiter *wt = find_waiter(tl->t[i].tid);
+        if (!wt) continue;
+        char buf[128];
+        fl_strbuf_t sb;
+        fl_strbuf_init(&sb, buf, sizeof buf);
+        fl_strbuf_puts(&sb, "thread ");
+        fl_strbuf_putu(&sb, (uint64_t)tl->t[i].tid);
+        fl_strbuf_puts(&sb, " also crashed (");
+        fl_strbuf_puts(&sb, fl_signal_name(wt->sig));
+        fl_strbuf_puts(&sb, ") while this report was written");
+        fl_report_write_note(w, buf);
+    }
+    if (img_err) note(w, "image list could not be read (error ", (uint64_t)-img_err, ")");
+    if (g_images.truncated) note(w, "image list truncated at ", g_images.count, " images");
+    if (g_images.inconsistent) fl_report_write_note(w, "the loader was changing its image list (dlopen/dlclose in progress)");
+    if (maps_err) note(w, "memory maps unreadable (error ", (uint64_t)-maps_err, "); stack bounds unknown");
+    else if (g_maps.truncated) note(w, "memory maps truncated at ", g_maps.count, " mappings");
+    test_fault(4);
+
+    __atomic_store_n(&g_writer_open, 0, __ATOMIC_SEQ_CST);
+    e = fl_report_writer_finish(w);
+    /* The other threads go on only now: the report is complete (and its name final) first. */
+    release_threads();
+    if (!crash) return e;
+    char msg[256];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, e ? "crash report incomplete (write error), saved as " : "crash report written to ");
+    fl_strbuf_puts(&sb, c->report_dir);
+    fl_strbuf_puts(&sb, "/");
+    fl_strbuf_puts(&sb, w->final_name);
+    fl_log_stderr(msg);
+    return e;
+}

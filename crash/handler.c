@@ -1,0 +1,218 @@
+/* SPDX-License-Identifier: MIT */
+/* The crash signals' handler and fl_snapshot: one report per process, then the signal goes on. */
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/config.h"
+#include "crash/crash.h"
+
+/* Darwin also catches these as Mach exceptions; the signals stay for what Mach does not deliver
+ * to a handler in the process (abort(), raise()/kill(), faults another handler turned into a
+ * signal). */
+const int fl_crash_signals[FL_CRASH_SIGNAL_COUNT] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
+                                                     SIGABRT, SIGTRAP, SIGSYS};
+static struct sigaction g_previous[FL_CRASH_SIGNAL_COUNT];
+static volatile int g_actions_restored;
+
+enum { IDLE = 0, CAPTURING = 1, DONE = 2, SNAPSHOT = 3 };
+static volatile int g_state;       /* futex word: IDLE -> CAPTURING -> DONE once per process;
+                                      IDLE -> SNAPSHOT -> IDLE for each in-line snapshot */
+static volatile int g_owner_tid;   /* the thread that captures on its own stack */
+static volatile int g_owner_sig;   /* the signal it is capturing (0 for a snapshot) */
+static volatile int g_owner_depth; /* handler entries on the owner thread (recrash detection) */
+
+/* sigaction is async-signal-safe. */
+void fl_crash_restore_signal_actions(void) {
+    if (__atomic_exchange_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST)) return;
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+}
+
+static void set_default(int sig) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = SIG_DFL;
+    sigemptyset(&sa.sa_mask);
+    sigaction(sig, &sa, NULL);
+}
+
+static void unblock_and_raise(int sig) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+    fl_sys_raise(sig);
+}
+
+/* Last resort, from anywhere in the handler: die of `sig` now. */
+static void die_of(int sig) {
+    set_default(sig);
+    unblock_and_raise(sig);
+    /* Not reached: every crash signal's default action ends the process. Never loop regardless. */
+    fl_sys_raise(SIGKILL);
+}
+
+/* Darwin's si_code does not tell a fault from a sent signal, so returning to let a fault repeat
+ * could lose a sent one: the previous action is called instead (a core dump then shows this
+ * frame, and its handler runs with our signal mask). */
+void fl_crash_pass_on(int sig, siginfo_t *info, void *uc, bool done, bool code_tells_origin) {
+    if (code_tells_origin) {
+        if (!done) set_default(sig);
+        bool refaults = info->si_code > 0 &&
+                        (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE);
+        if (!refaults) unblock_and_raise(sig);
+        return;
+    }
+    const struct sigaction *prev = NULL;
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] == sig) prev = &g_previous[i];
+    if (!prev || prev->sa_handler == SIG_DFL)
+        die_of(sig);
+    else if (prev->sa_handler == SIG_IGN)
+        return;
+    else if (prev->sa_flags & SA_SIGINFO)
+        prev->sa_sigaction(sig, info, uc);
+    else
+        prev->sa_handler(sig);
+}
+
+static uint64_t now_ns(void) {
+    uint64_t ns = 0;
+    fl_sys_clock_gettime(CLOCK_MONOTONIC, &ns);
+    return ns;
+}
+
+/* Waits (bounded) while the state is `busy`; returns the state seen last. */
+static int wait_while(int busy, uint64_t limit_ns) {
+    uint64_t start = now_ns();
+    while (__atomic_load_n(&g_state, __ATOMIC_SEQ_CST) == busy && now_ns() - start < limit_ns)
+        fl_sys_futex_wait(&g_state, busy, 100000000ull);
+    return __atomic_load_n(&g_state, __ATOMIC_SEQ_CST);
+}
+
+enum { CLAIMED = -1, RECRASH = -2 };
+/* IDLE -> CAPTURING: CLAIMED; RECRASH when thread `tid` owns the capture already; else the
+ * state that stood in the way. A snapshot on another thread is waited for (bounded). */
+static int claim(int tid) {
+    int expected = IDLE;
+    for (int tries = 0; !__atomic_compare_exchange_n(&g_state, &expected, CAPTURING, false,
+                                                     __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST); tries++) {
+        if (tid && __atomic_load_n(&g_owner_tid, __ATOMIC_SEQ_CST) == tid) return RECRASH;
+        if (expected != SNAPSHOT || tries >= 3) return expected;
+        wait_while(SNAPSHOT, FL_CRASH_WAIT_NS);
+        expected = IDLE;
+    }
+    return CLAIMED;
+}
+
+bool fl_crash_claim_once(void) { return claim(0) == CLAIMED; }
+
+bool fl_crash_claimed(void) { return __atomic_load_n(&g_state, __ATOMIC_SEQ_CST) != IDLE; }
+
+void fl_crash_finish(void) {
+    __atomic_store_n(&g_state, DONE, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_state, 1 << 30);
+}
+
+static void handler(int sig, siginfo_t *info, void *ucontext) {
+    /* A fault inside a guarded region of our own capture (LLVM libunwind reading a bad pointer):
+     * resume the capture at the guard. Returns only when no guard is armed on this thread. */
+    fl_guard_recover();
+
+    int tid = (int)fl_sys_gettid();
+    int seen = claim(tid);
+    if (seen == RECRASH) {
+        /* Our own capture (or snapshot) faulted outside a guard. Keep what was written, and die
+         * of the signal the application crashed with. */
+        if (__atomic_add_fetch(&g_owner_depth, 1, __ATOMIC_SEQ_CST) == 2) {
+            fl_log_stderr("crash handler faulted; the report may be incomplete");
+            fl_crash_abandon();
+        }
+        die_of(g_owner_sig ? g_owner_sig : sig);
+        return;
+    }
+    if (seen != CLAIMED) {
+        /* Another thread (or Darwin's exception server) is capturing a crash: leave our
+         * registers for its report, wait for it (bounded), then go on. */
+        if (seen == CAPTURING) fl_crash_publish_waiter(sig, ucontext);
+        bool done = wait_while(CAPTURING, FL_CRASH_WAIT_NS) == DONE;
+        fl_crash_pass_on(sig, info, ucontext, done, FL_SIGINFO_TELLS_ORIGIN);
+        return;
+    }
+    g_owner_tid = tid;
+    g_owner_sig = sig;
+    g_owner_depth = 1;
+
+    fl_regs_t regs;
+    fl_regs_from_ucontext(&regs, ucontext);
+    fl_capture_request_t req = {.kind = 1, .sig = sig, .info = info, .regs = &regs,
+                                .thread = fl_crash_os_self()};
+    /* Without a capture server (Linux; a Darwin fork child) the capture runs here. A server
+     * restores the actions and sets DONE itself; doing it again is harmless, and needed when it
+     * did not take the request or did not answer in time. */
+    if (fl_crash_os_submit(&req) == FL_ENOSYS) fl_crash_capture(&req);
+
+    fl_crash_restore_signal_actions();
+    fl_crash_finish();
+    fl_crash_pass_on(sig, info, ucontext, true, FL_SIGINFO_TELLS_ORIGIN);
+}
+
+__attribute__((noinline)) int fl_snapshot(const char *reason) {
+    if (fl_crash_config.dirfd < 0) return FL_ESTATE;
+    fl_regs_t regs;
+    fl_memset(&regs, 0, sizeof regs);
+    fl_regs_get_current(&regs); /* this frame stays live while the capture walks it */
+    fl_capture_request_t req = {.kind = 2, .regs = &regs, .reason = reason ? reason : "",
+                                .thread = fl_crash_os_self()};
+    int e = fl_crash_os_submit(&req);
+    if (e != FL_ENOSYS) return e;
+    int expected = IDLE;
+    if (!__atomic_compare_exchange_n(&g_state, &expected, SNAPSHOT, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
+        return FL_EBUSY;
+    g_owner_sig = 0;
+    g_owner_depth = 1;
+    __atomic_store_n(&g_owner_tid, (int)fl_sys_gettid(), __ATOMIC_SEQ_CST);
+    e = fl_crash_capture(&req);
+    __atomic_store_n(&g_owner_tid, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_state, 1 << 30);
+    return e;
+}
+
+void fl_crash_sigaction_init(struct sigaction *sa, void (*fn)(int, siginfo_t *, void *), int flags) {
+    memset(sa, 0, sizeof *sa);
+    sa->sa_sigaction = fn;
+    sa->sa_flags = SA_SIGINFO | SA_ONSTACK | flags;
+    sigfillset(&sa->sa_mask);
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) sigdelset(&sa->sa_mask, fl_crash_signals[i]);
+}
+
+int fl_crash_handlers_install(void) {
+    struct sigaction sa;
+    /* SA_NODEFER and the crash signals left unblocked: a fault inside the handler must reach it
+     * again (to recover at a guard, or to die of the original signal) instead of being forced
+     * fatal by the kernel as a blocked synchronous signal. Other signals wait until we are done. */
+    fl_crash_sigaction_init(&sa, handler, SA_NODEFER);
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
+        if (sigaction(fl_crash_signals[i], &sa, &g_previous[i]) != 0) {
+            while (i--) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+            return FL_EIO;
+        }
+    }
+    __atomic_store_n(&g_actions_restored, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+    return 0;
+}
+
+void fl_crash_handlers_uninstall(void) {
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
+        struct sigaction cur;
+        /* Only undo our own action: one the application installed after us stays. */
+        if (sigaction(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_sigaction == handler)
+            sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+    }
+    __atomic_store_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+}

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: MIT */
+/* The unwind-table stepper for Mach-O images, on every platform (Darwin's walker; `faultline
+ * unwind` and the emulation tests replaying Darwin states on Linux): one compact-unwind step
+ * (__unwind_info) through macho/, and the entries that say "DWARF" through the shared CFI
+ * evaluator on the image's __eh_frame. */
+#include "frames/unwind_internal.h"
+#include "macho/macho.h"
+
+#pragma GCC poison malloc calloc realloc free
+
+/* The start of the function holding unslid address `vmaddr` from LC_FUNCTION_STARTS: STACK_IND
+ * reads its stack size from that function's code, and an __unwind_info entry may cover several
+ * functions (linkers merge neighbours with equal encodings). */
+typedef struct starts_ctx {
+    uint64_t target, best;
+    bool found;
+} starts_ctx_t;
+
+static int starts_cb(void *ctx, uint64_t vmaddr) {
+    starts_ctx_t *s = ctx;
+    if (vmaddr > s->target) return 1; /* ascending: nothing later can hold it */
+    s->best = vmaddr;
+    s->found = true;
+    return 0;
+}
+
+__attribute__((noinline)) static int function_start(const fl_walk_env_t *env, const fl_image_t *img,
+                                                    uint64_t pc, uint64_t *start) {
+    fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
+    if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;
+    starts_ctx_t s = {.target = pc - mi.slide};
+    int e = fl_macho_function_starts(&mi, starts_cb, &s);
+    if ((e != 0 && e != 1) || !s.found) return FL_ENOTFOUND;
+    *start = s.best + mi.slide;
+    return 0;
+}
+
+/* The compact-unwind entry covering `at` and its rule. */
+static int entry_rule(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                      fl_macho_unwind_entry_t *entry, fl_macho_unwind_rule_t *rule) {
+    fl_macho_unwind_info_t ui = {.r = c->tables, .addr = img->unwind_info,
+                                 .size = img->unwind_info_size, .base = img->start,
+                                 .cputype = img->cputype};
+    int e = fl_macho_unwind_find(&ui, at, entry);
+    return e ? e : fl_macho_unwind_decode(img->cputype, entry->encoding, rule);
+}
+
+int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                     uint64_t func_start, fl_cfi_row_t *row) {
+    bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
+    unsigned sp = arm64 ? 31 : 7, fp = arm64 ? 29 : 6, ra = arm64 ? 30 : 16;
+    if (rule->cputype != ((int)FL_ARCH == (int)FL_REGS_ARCH_ARM64 ? FL_MACHO_CPU_ARM64 : FL_MACHO_CPU_X86_64))
+        return FL_ENOSYS; /* the walker's register numbers are its own architecture's */
+    row->start = row->end = 0;
+    row->h = (fl_cfi_head_t){0}; /* (rules past nrules are never read) */
+    row->h.cfa_kind = FL_CFI_CFA_REG;
+    row->h.ra_reg = (uint8_t)ra;
+    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
+    unsigned n = 0;
+    int32_t base; /* where the rule's register offsets are from, relative to the CFA */
+    if (rule->kind == FL_MACHO_RULE_FRAME) {
+        /* The frame record at fp: the caller's fp, then the return address; CFA = fp + 16. */
+        row->h.cfa_reg = (uint8_t)fp;
+        row->h.cfa_offset = 16;
+        base = -16;
+    } else if (rule->kind == FL_MACHO_RULE_FRAMELESS && arm64) {
+        row->h.cfa_reg = (uint8_t)sp; /* the return address stays in lr (rule UNSET) */
+        row->h.cfa_offset = rule->stack_size;
+        base = 0;
+    } else if (!arm64 && (rule->kind == FL_MACHO_RULE_FRAMELESS || rule->kind == FL_MACHO_RULE_STACK_IND)) {
+        uint64_t size = rule->stack_size;
+        if (rule->kind == FL_MACHO_RULE_STACK_IND) {
+            /* The immediate of the prologue's "sub $imm32, %rsp", plus what the pushes and the
+             * call added. */
+            uint32_t imm;
+            uint64_t at;
+            int e;
+            if (!code || !fl_add_u64(func_start, rule->stack_ind_offset, &at)) return FL_EBADDATA;
+            if ((e = fl_read_u32(code, at, &imm))) return e;
+            size = (uint64_t)imm + rule->stack_adjust;
+        }
+        if (size < 8u * ((uint64_t)rule->nregs + 1) || size > INT32_MAX) return FL_EBADDATA;
+        row->h.cfa_reg = (uint8_t)sp;
+        row->h.cfa_offset = (int64_t)size;
+        base = 0;
+    } else {
+        return rule->kind == FL_MACHO_RULE_NONE || rule->kind == FL_MACHO_RULE_DWARF ? FL_ENOSYS
+                                                                                   : FL_EBADDATA;
+    }
+    for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
+        if (rule->reg[i] >= FL_DWARF_REGS) continue; /* (arm64 d8..d15: not tracked) */
+        rules[n++] = (fl_cfi_rule_t){.reg = rule->reg[i], .kind = FL_CFI_RULE_OFFSET,
+                                     .value = base + rule->reg_offset[i]};
+    }
+    /* The frame record's, then the return address's slot: listed last, they win over a saved
+     * register of the same number, as in macho/'s step. */
+    if (rule->kind == FL_MACHO_RULE_FRAME)
+        rules[n++] = (fl_cfi_rule_t){.reg = (uint8_t)fp, .kind = FL_CFI_RULE_OFFSET, .value = -16};
+    if (rule->kind == FL_MACHO_RULE_FRAME || !arm64)
+        rules[n++] = (fl_cfi_rule_t){.reg = (uint8_t)ra, .kind = FL_CFI_RULE_OFFSET, .value = -8};
+    /* By ascending register, as rows keep them (a few entries: a stable insertion sort); of
+     * rules for one register (an encoding may name one twice), the last one stays. */
+    for (unsigned i = 1; i < n; i++)
+        for (unsigned k = i; k > 0 && rules[k - 1].reg > rules[k].reg; k--) {
+            fl_cfi_rule_t t = rules[k];
+            rules[k] = rules[k - 1];
+            rules[k - 1] = t;
+        }
+    unsigned m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (m && row->rule[m - 1].reg == rules[i].reg) m--;
+        row->rule[m++] = rules[i];
+    }
+    row->h.nrules = (uint8_t)m;
+    return 0;
+}
+
+/* The row for `at` from its compact-unwind entry: the FDE an entry names for DWARF, else the
+ * rule as a row. */
+static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, void *ctx,
+                          fl_cfi_row_t *row) {
+    (void)ctx;
+    fl_macho_unwind_entry_t entry;
+    fl_macho_unwind_rule_t rule;
+    uint64_t start, fde;
+    if (entry_rule(c, img, at, &entry, &rule)) return FL_ENOTFOUND;
+    if (rule.kind == FL_MACHO_RULE_DWARF) {
+        fl_cfi_table_t t = {.mem = c->tables, .eh_frame = img->eh_frame,
+                            .eh_frame_size = img->eh_frame_size, .arch = FL_ARCH, .memo = &c->memo};
+        fl_cfi_fde_t f;
+        int e;
+        if (!img->eh_frame || !fl_add_u64(img->eh_frame, rule.dwarf_offset, &fde)) return FL_ENOTFOUND;
+        if ((e = fl_cfi_fde_parse(&t, fde, &f))) return e;
+        return fl_cfi_row_compute(&t, &f, at, row);
+    }
+    start = entry.start;
+    if (rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start))
+        return FL_ENOTFOUND;
+    int e = fl_cfi_macho_row(&rule, c->env->mem, start, row);
+    return e == FL_ENOSYS ? FL_ENOTFOUND : e;
+}
+
+int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
+                      uint64_t *pc_out, uint64_t *sp_out, uint64_t *fp_out) {
+    const fl_walk_env_t *env = c->env;
+    fl_dwarf_regs_t *m = &c->regs;
+    uint64_t pc = m->r[FL_DWARF_PC], lookup = c->exact_pc ? pc : pc - 1;
+    if (c->exact_pc) {
+        /* An exact pc may lie where no table of a Darwin image is right: in an epilogue after
+         * the frame is torn down (compact unwind never describes one, and compilers emit no
+         * epilogue CFI for Darwin), or in a prologue before the frame is set up (a call
+         * through a bad pointer lands on the first instruction; a snapshot stops threads
+         * anywhere), where compact unwind's rule, which describes the body, is wrong. The code
+         * itself says where the caller is. The entry's start may be an earlier function's (the
+         * linker folds neighbours with equal encodings): LC_FUNCTION_STARTS then gives the
+         * function's own. */
+        fl_macho_unwind_entry_t entry;
+        fl_macho_unwind_rule_t rule;
+        uint64_t fstart;
+        if (fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1 ||
+            (img->unwind_info_size && entry_rule(c, img, lookup, &entry, &rule) == 0 &&
+             rule.kind != FL_MACHO_RULE_DWARF && rule.kind != FL_MACHO_RULE_NONE &&
+             (fl_unwind_arch_prologue(env->mem, entry.start, env->mem, m) == 1 ||
+              (function_start(env, img, lookup, &fstart) == 0 && fstart != entry.start &&
+               fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)))) {
+            c->exact_pc = false;
+            return fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out);
+        }
+    }
+    /* No __unwind_info: __eh_frame's records alone, if any. */
+    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, NULL)
+            : img->eh_frame      ? fl_cfi_dwarf_step(c, img, lookup, 0)
+                                 : FL_ENOTFOUND;
+    return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;
+}
