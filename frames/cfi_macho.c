@@ -140,6 +140,14 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
 }
 
+/* Whether the function has a prologue its rule does not describe: not a leaf that saves and
+ * allocates nothing (its rule holds at every instruction), nor DWARF (exact everywhere). */
+static bool has_prologue(const fl_macho_unwind_rule_t *rule) {
+    if (rule->kind == FL_MACHO_RULE_FRAME || rule->kind == FL_MACHO_RULE_STACK_IND) return true;
+    if (rule->kind != FL_MACHO_RULE_FRAMELESS) return false;
+    return rule->nregs || rule->stack_size > (rule->cputype == FL_MACHO_CPU_ARM64 ? 0u : 8u);
+}
+
 int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
                       uint64_t *pc_out, uint64_t *sp_out, uint64_t *fp_out) {
     const fl_walk_env_t *env = c->env;
@@ -159,7 +167,7 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         uint64_t fstart;
         if (fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1 ||
             (img->unwind_info_size && entry_rule(c, img, lookup, &entry, &rule) == 0 &&
-             rule.kind != FL_MACHO_RULE_DWARF && rule.kind != FL_MACHO_RULE_NONE &&
+             has_prologue(&rule) &&
              (fl_unwind_arch_prologue(env->mem, entry.start, env->mem, m) == 1 ||
               (function_start(env, img, lookup, &fstart) == 0 && fstart != entry.start &&
                fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)))) {

@@ -150,7 +150,17 @@ int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
     } else {
         if ((e = source(c, img, at, ctx, &row))) return failed(c, e);
         c->stats.misses++;
-        if (cached) fl_cfi_cache_put(at, c->img_id, &row);
+        if (cached) {
+            fl_cfi_cache_put(at, c->img_id, &row);
+            /* A plain row is applied from its new entry, as a hit would (the general
+             * application below costs more than the store and the lookup together). */
+            e = fl_cfi_cache_step(at, c->img_id, c->env->mem, &c->regs, &row);
+            if (e == 0 || e == 1) {
+                c->stats.steps += (unsigned)e;
+                c->exact_pc = false;
+                return e;
+            }
+        }
     }
     e = fl_cfi_row_apply(&row, FL_ARCH, c->env->mem, c->tables, &c->regs);
     if (e < 0) return failed(c, e);

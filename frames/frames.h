@@ -46,6 +46,9 @@ enum { FL_REGS_ARCH_UNKNOWN = 0, FL_REGS_ARCH_X86_64 = 1, FL_REGS_ARCH_ARM64 = 2
 #define FL_REGS_ARM64_COUNT 34u /* x0..x28, fp (x29), lr (x30), sp, pc, pstate */
 unsigned fl_regs_arch_count(int arch);               /* AS-SAFE; 0 for an unknown arch */
 const char *fl_regs_arch_name(int arch, unsigned i); /* AS-SAFE; "" past the count */
+/* The name of DWARF register `reg` of `arch` (fl_dwarf_regs_t's numbering), as fl_regs_arch_name
+ * spells it ("rbx", "x19", "fp"); "" for numbers the register file does not track. AS-SAFE. */
+const char *fl_dwarf_reg_name(int arch, unsigned reg);
 
 /* ---- DWARF call frame information (cfi_dwarf.c, cfi_apply.c; the same code on every platform)
  * The unwind tables of ELF's .eh_frame (found through .eh_frame_hdr's search table) and Mach-O's
@@ -219,6 +222,12 @@ typedef struct fl_walk_env {
      * and LLVM libunwind (whose fault guards are for the capturing threads) is not used. */
     bool concurrent;
     bool use_cfi;                  /* try the unwind tables (fl_frames_walk, step 1) */
+    /* Optional (NULL in the crash path), `max` entries: for each frame out[i] the registers the
+     * walk knows there (bit r of valid: DWARF register r): frame 0 all of the context; after a
+     * table step pc, sp and the callee-saved registers the tables restored or carried; after a
+     * frame-pointer, link-register or scan step pc, sp and fp. For the emulation tests and
+     * `faultline unwind`; the walk then takes no fast path. */
+    fl_dwarf_regs_t *frame_regs;
 } fl_walk_env_t;
 
 typedef struct fl_walk_result {

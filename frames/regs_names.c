@@ -30,3 +30,15 @@ const char *fl_regs_arch_name(int arch, unsigned i) {
         return "";
     return arch == FL_REGS_ARCH_X86_64 ? k_x86_64[i] : k_arm64[i];
 }
+
+/* DWARF numbering (fl_dwarf_regs_t): x86_64 rax rdx rcx rbx rsi rdi rbp rsp r8..r15, the return
+ * address column as "rip"; arm64 x0..x30 (fp, lr), sp, pc. */
+static const char *const k_dwarf_x86_64[] = {"rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp",
+                                             "rsp", "r8",  "r9",  "r10", "r11", "r12", "r13",
+                                             "r14", "r15", "rip"};
+
+const char *fl_dwarf_reg_name(int arch, unsigned reg) {
+    if (arch == FL_REGS_ARCH_X86_64) return reg < FL_ARRAY_LEN(k_dwarf_x86_64) ? k_dwarf_x86_64[reg] : "";
+    if (arch == FL_REGS_ARCH_ARM64) return reg < FL_DWARF_REGS ? k_arm64[reg] : "";
+    return "";
+}

@@ -57,8 +57,10 @@ int fl_unwind_arch_prologue(const fl_reader_t *code, uint64_t start, const fl_re
 extern const signed char fl_unwind_arch_dwarf_map[FL_DWARF_REGS];
 #if defined(FL_ARCH_X86_64)
 enum { FL_DWARF_PC = 16, FL_DWARF_SP = 7, FL_DWARF_FP = 6, FL_ARCH = FL_REGS_ARCH_X86_64 };
+#define FL_DWARF_CALLEE_SAVED (1ull << 3 | 1ull << 6 | 0xfull << 12) /* rbx, rbp, r12..r15 */
 #else
 enum { FL_DWARF_PC = 32, FL_DWARF_SP = 31, FL_DWARF_FP = 29, FL_ARCH = FL_REGS_ARCH_ARM64 };
+#define FL_DWARF_CALLEE_SAVED (0x7ffull << 19) /* x19..x29 (the ABIs' callee-saved registers) */
 #endif
 
 /* The operating system's signal return trampoline (its code at the pc of regs, read through mem)

@@ -128,7 +128,7 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
  * and the general loop decides). */
 static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t *r,
                          fl_frame_t *out, unsigned n, unsigned max) {
-    if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED) return n;
+    if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED || env->frame_regs) return n;
     const fl_reader_t stack = *env->mem; /* a local copy: out[] cannot alias it */
     const fl_image_t *img = c->img, *text = c->text_img;
     uint64_t img_lo = img ? img->start : 1, img_hi = img ? img->end : 0, id = c->img_id;
@@ -180,6 +180,24 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     return n;
 }
 
+/* env->frame_regs' entry for the frame just found: the callee-saved registers of the cursor
+ * after a table step (the others a call does not preserve: the cursor carries them only as the
+ * tables' default rule), and pc, sp and fp (all that the other steppers know). */
+static void frame_regs(const fl_cfi_cursor_t *c, const fl_regs_t *r, uint32_t method,
+                       fl_dwarf_regs_t *o) {
+    if (method == FL_FRAME_CFI && c->valid) {
+        *o = c->regs;
+        o->valid &= FL_DWARF_CALLEE_SAVED;
+    } else {
+        fl_memset(o, 0, sizeof *o);
+        o->valid = fl_regs_fp(r) ? 1ull << FL_DWARF_FP : 0;
+    }
+    o->r[FL_DWARF_PC] = fl_regs_pc(r); /* (without a pointer signature, as the frame's pc) */
+    o->r[FL_DWARF_SP] = fl_regs_sp(r);
+    o->r[FL_DWARF_FP] = fl_regs_fp(r);
+    o->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
+}
+
 int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out,
                    unsigned max, fl_walk_result_t *res) {
     if (!env->use_cfi) return fl_frames_walk_fp(env, start, out, max, res);
@@ -196,6 +214,7 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
     fl_cfi_cursor_seed(&cfi, &r); /* so that the fast loop can start at frame 0 */
     cfi.valid = true;
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
+    if (env->frame_regs) env->frame_regs[0] = cfi.regs;
     res->count = 1;
     /* Bounded by max; every accepted step after the first strictly raises sp: no cycle either. */
     while (res->count < max) {
@@ -232,6 +251,7 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
             break;
         }
         cfi.error = 0;
+        if (env->frame_regs) frame_regs(&cfi, &r, method, &env->frame_regs[res->count]);
         out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method};
     }
     if (res->count == max) {

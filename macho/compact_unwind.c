@@ -54,9 +54,15 @@ static uint32_t le32(const uint8_t *b) {
 static int sect_words(const fl_macho_unwind_info_t *ui, uint64_t off, uint32_t *out, unsigned n) {
     uint8_t b[CU_HEADER_SIZE];
     if (n > sizeof b / 4 || !fl_range_ok(off, 4u * n, ui->size)) return FL_EBADDATA;
-    int err = fl_read(ui->r, ui->addr + off, b, 4u * n);
-    if (err) return err;
-    for (unsigned i = 0; i < n; i++) out[i] = le32(b + 4 * i);
+    /* In place where the reader holds the bytes (the walker's window on the tables): the
+     * lookups read a dozen words, and a copy of each through memcpy would cost more. */
+    const uint8_t *p = fl_reader_direct(ui->r, ui->addr + off, 4u * n);
+    if (!p) {
+        int err = ui->r->read(ui->r, ui->addr + off, b, 4u * n);
+        if (err) return err;
+        p = b;
+    }
+    for (unsigned i = 0; i < n; i++) out[i] = le32(p + 4 * i);
     return 0;
 }
 

@@ -17,7 +17,8 @@
  *                   null when the report does not say),
  *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
  *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset", "file",
- *                           "line"}],  (file and line: DWARF, null when unknown)
+ *                           "line"}],  (file and line: DWARF, null when unknown; `faultline
+ *                           unwind` adds "registers": {name: "0x.."}, those the walk knew)
  *               "frames_truncated", "unwind_stop"}],
  *  "images": [{"path", "build_id", "build_id_kind", "slide", "start", "end", "text_start",
  *              "text_end", "is_main", "is_vdso", "path_truncated"}],
@@ -198,7 +199,8 @@ static void mach_fields(json_t *j, const Faultline__MachException *m) {
     close_(j, '}');
 }
 
-static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym) {
+static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym,
+                       const fl_tool_frame_regs_t *fr) {
     open_(j, NULL, '{');
     j_int(j, "tid", t->tid);
     j_str(j, "name", t->name);
@@ -231,6 +233,12 @@ static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer
             j_int(j, "line", s.line);
         else
             j_null(j, "line");
+        if (fr && k < fr->count) {
+            open_(j, "registers", '{');
+            for (size_t i = 0; i < fr->nnames; i++)
+                if (fr->known[k] >> i & 1) j_hex(j, fr->names[i], fr->values[k * fr->nnames + i]);
+            close_(j, '}');
+        }
         close_(j, '}');
     }
     close_(j, ']');
@@ -259,6 +267,11 @@ static void image_obj(json_t *j, const Faultline__Image *img) {
 
 void fl_tool_show_json(FILE *o, const Faultline__Report *r, bool truncated,
                        fl_tool_symbolizer_t *sym) {
+    fl_tool_show_json_regs(o, r, truncated, sym, NULL);
+}
+
+void fl_tool_show_json_regs(FILE *o, const Faultline__Report *r, bool truncated,
+                            fl_tool_symbolizer_t *sym, const fl_tool_frame_regs_t *fr) {
     json_t j = {.o = o};
     open_(&j, NULL, '{');
     char id[2 * FL_TOOL_HEX_MAX + 1];
@@ -280,7 +293,7 @@ void fl_tool_show_json(FILE *o, const Faultline__Report *r, bool truncated,
         j_null(&j, "threads_total");
     open_(&j, "threads", '[');
     for (size_t i = 0; i < r->n_threads; i++)
-        thread_obj(&j, r->threads[i], sym);
+        thread_obj(&j, r->threads[i], sym, i == 0 ? fr : NULL);
     close_(&j, ']');
     open_(&j, "images", '[');
     for (size_t i = 0; i < r->n_images; i++)

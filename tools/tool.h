@@ -270,6 +270,16 @@ void fl_tool_show_tombstone(FILE *out, const Faultline__Report *r, bool truncate
 /* The JSON document other tools parse (its shape is described in json.c). */
 void fl_tool_show_json(FILE *out, const Faultline__Report *r, bool truncated,
                        fl_tool_symbolizer_t *s);
+/* The same with registers for frames of threads[0]: frame k lists names[i] = values[k * nnames
+ * + i] for each bit i of known[k] (`faultline unwind`: what the walk knew at each frame). */
+typedef struct fl_tool_frame_regs {
+    size_t count, nnames;
+    const char *const *names;
+    const uint64_t *values;
+    const uint64_t *known;
+} fl_tool_frame_regs_t;
+void fl_tool_show_json_regs(FILE *out, const Faultline__Report *r, bool truncated,
+                            fl_tool_symbolizer_t *s, const fl_tool_frame_regs_t *fr);
 
 /* ---- Formatting helpers (format.c) ---- */
 

@@ -415,8 +415,9 @@ static void state_free(state_t *s) {
 
 /* The walk as a one-thread report, rendered like `faultline show` (frames symbolized through
  * the images' own files). */
-static int render(state_t *s, const fl_frame_t *frames, const fl_walk_result_t *res,
-                  fl_tool_format_t format, const fl_tool_symopts_t *opts) {
+static int render(state_t *s, const fl_frame_t *frames, const fl_dwarf_regs_t *fregs,
+                  const fl_walk_result_t *res, fl_tool_format_t format,
+                  const fl_tool_symopts_t *opts) {
     unsigned nregs = fl_regs_arch_count(s->arch);
     Faultline__Report rep = FAULTLINE__REPORT__INIT;
     Faultline__Header hdr = FAULTLINE__HEADER__INIT;
@@ -427,8 +428,12 @@ static int render(state_t *s, const fl_frame_t *frames, const fl_walk_result_t *
                      **frp = calloc(res->count ? res->count : 1, sizeof *frp);
     Faultline__Image *im = calloc(s->images->count + 1, sizeof *im),
                      **imp = calloc(s->images->count + 1, sizeof *imp);
+    /* Each frame's registers as the walk knew them, by DWARF number (--format json). */
+    const char *names[FL_DWARF_REGS];
+    uint64_t *values = calloc((size_t)(res->count ? res->count : 1) * FL_DWARF_REGS, sizeof *values),
+             *known = calloc(res->count ? res->count : 1, sizeof *known);
     int rc = 1;
-    if (!regs || !regp || !fr || !frp || !im || !imp) {
+    if (!regs || !regp || !fr || !frp || !im || !imp || !values || !known) {
         fprintf(stderr, "faultline: out of memory\n");
         goto out;
     }
@@ -478,18 +483,27 @@ static int render(state_t *s, const fl_frame_t *frames, const fl_walk_result_t *
     }
     rep.n_images = s->images->count;
     rep.images = imp;
+    for (unsigned d = 0; d < FL_DWARF_REGS; d++) names[d] = fl_dwarf_reg_name(s->arch, d);
+    for (unsigned i = 0; i < res->count; i++)
+        for (unsigned d = 0; d < FL_DWARF_REGS; d++) {
+            values[(size_t)i * FL_DWARF_REGS + d] = fregs[i].r[d];
+            if ((fregs[i].valid >> d & 1) && names[d][0]) known[i] |= 1ull << d;
+        }
+    fl_tool_frame_regs_t fregs_out = {.count = res->count, .nnames = FL_DWARF_REGS,
+                                      .names = names, .values = values, .known = known};
     fl_tool_symstore_t *st = fl_tool_symstore_new(opts);
     fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, &rep) : NULL;
     if (!sym) {
         fprintf(stderr, "faultline: out of memory\n");
     } else {
-        fl_tool_render(stdout, format, &rep, false, sym);
+        if (format == FL_TOOL_FMT_JSON) fl_tool_show_json_regs(stdout, &rep, false, sym, &fregs_out);
+        else fl_tool_render(stdout, format, &rep, false, sym);
         rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
     }
     fl_tool_symbolizer_free(sym);
     fl_tool_symstore_free(st);
 out:
-    free(regs), free(regp), free(fr), free(frp), free(im), free(imp);
+    free(regs), free(regp), free(fr), free(frp), free(im), free(imp), free(values), free(known);
     return rc;
 }
 
@@ -529,8 +543,9 @@ int fl_tool_cmd_unwind(int argc, char **argv) {
     }
     state_t *s = calloc(1, sizeof *s);
     fl_frame_t *frames = calloc(max, sizeof *frames);
+    fl_dwarf_regs_t *fregs = calloc(max, sizeof *fregs);
     int rc = 1;
-    if (!s || !frames) {
+    if (!s || !frames || !fregs) {
         fprintf(stderr, "faultline: out of memory\n");
     } else if (!load_state(s, path)) {
         fprintf(stderr, "faultline: %s: %s\n", fl_tool_clean(path), fl_tool_clean(s->err));
@@ -545,14 +560,15 @@ int fl_tool_cmd_unwind(int argc, char **argv) {
         /* concurrent: tables only through the reader (nothing of this process is walked), and
          * no LLVM libunwind, which would read this process's memory at those addresses. */
         fl_walk_env_t env = {.mem = mem, .images = s->images, .stack_lo = lo, .stack_hi = hi,
-                             .concurrent = true, .use_cfi = true};
+                             .concurrent = true, .use_cfi = true, .frame_regs = fregs};
         fl_walk_result_t res;
         fl_frames_walk(&env, &s->regs, frames, max, &res);
-        rc = render(s, frames, &res, format, &c.sym);
+        rc = render(s, frames, fregs, &res, format, &c.sym);
     }
     if (s) state_free(s);
     free(s);
     free(frames);
+    free(fregs);
     fl_tool_cli_free(&c);
     return rc;
 usage:

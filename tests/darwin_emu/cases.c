@@ -11,13 +11,22 @@
 #define NOINLINE __attribute__((noinline, used))
 #define KEEP(x) __asm__ volatile("" : "+r"(x))
 /* Callee-saved registers the function must save and restore (pushes, or arm64 register pairs
- * in the frame: FRAME encodings with saved pairs, STACK_IMMD/STACK_IND register lists). */
+ * in the frame: FRAME encodings with saved pairs, STACK_IMMD/STACK_IND register lists). The
+ * function also overwrites them with values of its own (tagged with the line), so that they
+ * differ from its caller's: emu.py compares the callee-saved registers the walker restores with
+ * the caller's true ones, which a walker that failed to restore them would then not match. */
+#define EMU_TAG ((uint64_t)0x7a67000000ull + ((uint64_t)__LINE__ << 8))
 #if defined(__x86_64__)
-#define CLOBBER_SAVED() __asm__ volatile("" ::: "rbx", "r12", "r14")
-#define CLOBBER_FEW() __asm__ volatile("" ::: "rbx")
+#define CLOBBER_SAVED()                                                                            \
+    __asm__ volatile("movq %0, %%rbx\n\tleaq 1(%0), %%r12\n\tleaq 2(%0), %%r14" ::"r"(EMU_TAG)     \
+                     : "rbx", "r12", "r14")
+#define CLOBBER_FEW() __asm__ volatile("movq %0, %%rbx" ::"r"(EMU_TAG) : "rbx")
 #else
-#define CLOBBER_SAVED() __asm__ volatile("" ::: "x19", "x20", "x21", "x22", "x27", "x28")
-#define CLOBBER_FEW() __asm__ volatile("" ::: "x19", "x20")
+#define CLOBBER_SAVED()                                                                            \
+    __asm__ volatile("mov x19, %0\n\tadd x20, %0, #1\n\tadd x21, %0, #2\n\tadd x22, %0, #3\n\t" \
+                     "add x27, %0, #4\n\tadd x28, %0, #5" ::"r"(EMU_TAG)                            \
+                     : "x19", "x20", "x21", "x22", "x27", "x28")
+#define CLOBBER_FEW() __asm__ volatile("mov x19, %0\n\tadd x20, %0, #1" ::"r"(EMU_TAG) : "x19", "x20")
 #endif
 
 int *volatile emu_null_ptr;       /* stays 0: the address every fault reads */

@@ -11,15 +11,19 @@
 #      thread's first frame would be (return address 0);
 #   2. runs it until the deliberate fault (an unmapped read or fetch) or, for the interruption
 #      cases, until a chosen instruction of int_target (a snapshot suspends threads anywhere),
-#      tracing every call and return: the true chain is, for each live call, the return address
-#      and the caller's sp;
+#      tracing every call and return: the true chain is, for each live call, the return address,
+#      the caller's sp and the caller's callee-saved registers at the call (what it has again
+#      when the callee returns); frame 0's registers are the faulting ones;
 #   3. mode (a): writes the state (docs/unwind-state.md: registers, the stack as a file, the image
 #      with its load address) and runs `faultline unwind --format json STATE` (for arm64 the
-#      arm64 build's CLI under qemu-aarch64), comparing its frames with the true chain;
+#      arm64 build's CLI under qemu-aarch64), comparing its frames (pc, sp, and each frame's
+#      "registers") with the true chain;
 #   4. mode (b): plays the kernel - hands the faulting registers to emu_walk (emu_walk.c, the
 #      walker built for Darwin and linked into the program) on a stack of its own, reads back its
 #      frames and compares them too, counting the instructions the emulator runs per frame (cold:
-#      first walk; warm: the same walk again, the CFI row cache filled);
+#      first walk; warm: the same walk again, the CFI row cache filled); then, uncounted, the
+#      same two walks with fl_walk_env_t.frame_regs, whose registers are compared (compare_regs:
+#      frame 0 all reported, later frames the callee-saved ones reported known);
 #   5. prints a table (pass/fail per mode; a failure names the first wrong frame), the encodings
 #      (llvm-objdump-14 --unwind-info, the independent oracle) of the functions each chain went
 #      through, the coverage of every encoding kind, and the instruction counts, also written as
@@ -67,6 +71,22 @@ except ImportError:
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
+
+
+def set_call(uc, arch, sp, ret, arg):
+    """Registers as a call of a one-argument function leaves them: the return address `ret` on
+    the stack below sp (x86_64) or in lr (arm64), no frame pointer, the argument in rdi / x0."""
+    if arch == "x86_64":
+        sp -= 8
+        uc.mem_write(sp, struct.pack("<Q", ret))
+        uc.reg_write(X86.UC_X86_REG_RSP, sp)
+        uc.reg_write(X86.UC_X86_REG_RBP, 0)
+        uc.reg_write(X86.UC_X86_REG_RDI, arg)
+    else:
+        uc.reg_write(A64.UC_ARM64_REG_SP, sp)
+        uc.reg_write(A64.UC_ARM64_REG_FP, 0)
+        uc.reg_write(A64.UC_ARM64_REG_LR, ret)
+        uc.reg_write(A64.UC_ARM64_REG_X0, arg)
 
 class HarnessError(Exception):
     """Something the harness cannot do or refuses (not a walker failure)."""
@@ -372,13 +392,33 @@ ARM64_NAMES = [f"x{i}" for i in range(29)] + ["fp", "lr", "sp", "pc", "pstate"]
 ARM64_UC = [getattr(A64, f"UC_ARM64_REG_X{i}") for i in range(29)] + [
     A64.UC_ARM64_REG_FP, A64.UC_ARM64_REG_LR, A64.UC_ARM64_REG_SP, A64.UC_ARM64_REG_PC,
     getattr(A64, "UC_ARM64_REG_PSTATE", A64.UC_ARM64_REG_NZCV)]
+# The callee-saved registers (what a callee must give back to its caller unchanged), by
+# faultline's names: (name, DWARF number, Unicorn register). fp (rbp, x29) is one of them.
+CALLEE_SAVED = {
+    "x86_64": [("rbx", 3, X86.UC_X86_REG_RBX), ("rbp", 6, X86.UC_X86_REG_RBP),
+               ("r12", 12, X86.UC_X86_REG_R12), ("r13", 13, X86.UC_X86_REG_R13),
+               ("r14", 14, X86.UC_X86_REG_R14), ("r15", 15, X86.UC_X86_REG_R15)],
+    "arm64": [(f"x{i}", i, getattr(A64, f"UC_ARM64_REG_X{i}")) for i in range(19, 29)] +
+             [("fp", 29, A64.UC_ARM64_REG_FP)],
+}
+# DWARF register numbers (fl_dwarf_regs_t) -> faultline's names (fl_dwarf_reg_name).
+DWARF_NAMES = {
+    "x86_64": ["rax", "rdx", "rcx", "rbx", "rsi", "rdi", "rbp", "rsp"] +
+              [f"r{i}" for i in range(8, 16)] + ["rip"],
+    "arm64": ARM64_NAMES[:31] + ["sp", "pc"],
+}
+PC_SP_NAMES = {"x86_64": ("rip", "rsp"), "arm64": ("pc", "sp")}
+# What the callee-saved registers hold when emu_main starts (fp stays 0: the end of the frame
+# pointer chain): values of their own, so that a register the walker carries from the wrong
+# frame, or reads from the wrong slot, shows.
+SEED = 0x5EED000000000000
 
 STACK_HI = 0x7FF7BFF00000  # the top of the faulting thread's stack (macOS-like)
 STACK_SIZE = 1 << 20
 WALK_STACK = 0x600000000  # the walker's own stack (mode b), 512 KiB
 WALK_STACK_SIZE = 512 << 10
 ARGS = 0x610000000  # emu_walk_args_t (emu_walk.c)
-ARGS_SIZE = 0x10000
+ARGS_SIZE = 0x60000
 MAGIC = 0x620000000  # mode (b): emu_walk returns here
 SLIDE = {"x86_64": 0x2B4C000, "arm64": 0x3A58000}  # non-zero, page (16 KiB) aligned
 FRAMES_MAX = 512
@@ -386,8 +426,14 @@ INSN_LIMIT = 20_000_000
 
 # emu_walk_args_t (emu_walk.c, whose _Static_asserts check these offsets)
 A_HEADER, A_PHASE, A_COUNT, A_FRAMES = 320, 368, 384, 456
+A_PASSES, A_REG_COUNT, A_REG_FRAMES, A_FRAME_REGS = 37320, 37328, 37376, 61952
+A_SIZE = 340480  # sizeof(emu_walk_args_t)
+assert A_SIZE <= ARGS_SIZE
+DWARF_REGS = 33  # fl_dwarf_regs_t: r[33], valid
 PASSES = 3  # frame pointers only; the crash path's walk, cold; the same, warm
 WALKS = ("fp-only", "cold", "warm")
+REG_PASSES = 2  # passes 3, 4: as cold and warm, with env.frame_regs (emu_walk.c)
+REG_WALKS = ("cold", "warm")
 METHODS = {0: "unknown", 1: "context", 2: "cfi", 3: "fp", 4: "lr", 5: "scan"}
 
 
@@ -523,11 +569,15 @@ class Emulation:
 
     def run(self, case_arg, stop=None):
         """Calls emu_main(case_arg) until a fault or until pc == stop. Returns the true chain
-        [(pc, sp)] with frame 0 first, and sets self.regs, self.fault."""
+        [(pc, sp)] with frame 0 first, and sets self.regs, self.fault and self.truth: for each
+        frame of the chain the registers unwinding to it must give, {name: value} (frame 0: all
+        of the faulting registers; a caller: its callee-saved registers at its call
+        instruction, which its callee gives back unchanged when it returns)."""
         uc, p = self.uc, self.p
-        calls = []  # (return address, caller's sp) of each live call
+        calls = []  # (return address, caller's sp, caller's callee-saved registers) per live call
         state = {"last": None, "n": 0, "stub": None}
         kinds = p.kinds
+        saved = [r for _, _, r in CALLEE_SAVED[p.arch]]
 
         def on_code(uc_, addr, size, _):
             state["n"] += 1
@@ -536,7 +586,8 @@ class Emulation:
             state["last"] = addr
             k = kinds.get(addr)
             if k == "call":
-                calls.append((addr + size, uc_.reg_read(self.SP)))
+                calls.append((addr + size, uc_.reg_read(self.SP),
+                               tuple(uc_.reg_read(r) for r in saved)))
             elif k == "ret":
                 if calls:
                     calls.pop()
@@ -553,17 +604,10 @@ class Emulation:
         h1 = uc.hook_add(U.UC_HOOK_CODE, on_code, begin=p.text_lo, end=p.text_hi - 1)
         h2 = uc.hook_add(U.UC_HOOK_MEM_UNMAPPED, on_unmapped)
         sp = STACK_HI - 0x100
-        if p.arch == "x86_64":
-            sp -= 8
-            uc.mem_write(sp, struct.pack("<Q", 0))  # emu_main's return address: none
-            uc.reg_write(X86.UC_X86_REG_RSP, sp)
-            uc.reg_write(X86.UC_X86_REG_RBP, 0)
-            uc.reg_write(X86.UC_X86_REG_RDI, case_arg)
-        else:
-            uc.reg_write(A64.UC_ARM64_REG_SP, sp)
-            uc.reg_write(A64.UC_ARM64_REG_FP, 0)
-            uc.reg_write(A64.UC_ARM64_REG_LR, 0)
-            uc.reg_write(A64.UC_ARM64_REG_X0, case_arg)
+        for name, dw, r in CALLEE_SAVED[p.arch]:
+            if name not in ("rbp", "fp"):
+                uc.reg_write(r, SEED | dw << 8)
+        set_call(uc, p.arch, sp, 0, case_arg)  # emu_main's return address: none
         entry = p.sym("emu_main")
         err = None
         try:
@@ -601,7 +645,9 @@ class Emulation:
                 raise HarnessError(f"pc {pc:#x} after the fault is not the last instruction "
                                    f"traced ({state['last']:#x})")
         self.regs = self.read_regs()
-        self.frames = [(pc, uc.reg_read(self.SP))] + list(reversed(calls))
+        self.frames = [(pc, uc.reg_read(self.SP))] + [c[:2] for c in reversed(calls)]
+        names = [n for n, _, _ in CALLEE_SAVED[p.arch]]
+        self.truth = [dict(self.regs)] + [dict(zip(names, c[2])) for c in reversed(calls)]
         return self.frames
 
     def read_regs(self):
@@ -647,11 +693,51 @@ class Emulation:
 
     # ---- mode (b): the walker inside the emulator ----
 
+    def _call_walk(self, passes):
+        """Sets up the call of emu_walk (its stack, the passes wanted) and returns its address;
+        the caller runs it to MAGIC."""
+        uc, p = self.uc, self.p
+        uc.mem_write(ARGS + A_PASSES, struct.pack("<Q", passes))
+        top = WALK_STACK + WALK_STACK_SIZE - 0x40
+        set_call(uc, p.arch, top, MAGIC, ARGS)
+        return p.sym("emu_walk")
+
+    def _run_walk(self, entry):
+        uc, p = self.uc, self.p
+        try:
+            uc.emu_start(entry, MAGIC, count=INSN_LIMIT)
+        except U.UcError as e:
+            pc = uc.reg_read(self.PC)
+            raise HarnessError(f"the walker faulted in the emulator: {e} at pc {pc:#x} "
+                               f"({p.symbolize(pc)})") from e
+        if uc.reg_read(self.PC) != MAGIC:
+            raise HarnessError(f"emu_walk did not return within {INSN_LIMIT} instructions")
+
+    def _walk_result(self, count_at, frames_at, k):
+        """Frames, stop reason and count of pass k from the arrays at count_at (count,
+        truncated, stop_reason: k of 2 or 3 each) and frames_at."""
+        uc = self.uc
+        npasses = PASSES if count_at == ARGS + A_COUNT else REG_PASSES
+        res = struct.unpack(f"<{3 * npasses}Q", uc.mem_read(count_at, 24 * npasses))
+        n, truncated, reason_addr = res[k], res[npasses + k], res[2 * npasses + k]
+        if n > FRAMES_MAX:
+            raise HarnessError(f"emu_walk wrote {n} frames (at most {FRAMES_MAX})")
+        raw = bytes(uc.mem_read(frames_at + 24 * FRAMES_MAX * k, 24 * n))
+        frames = [struct.unpack_from("<QQI", raw, 24 * i) for i in range(n)]
+        reason = bytes(uc.mem_read(reason_addr, 96)).split(b"\0")[0].decode(
+            errors="replace") if reason_addr else ""
+        if truncated:
+            reason += " (truncated)"
+        return [(f[0], f[1], METHODS.get(f[2], str(f[2]))) for f in frames], reason
+
     def walk_inside(self, profile=None):
         """Runs emu_walk on the faulting state (emu_walk.c: pass 0 frame pointers only, 1 the
-        crash path's walk, 2 the same with the row cache warm). Returns one result per pass:
-        {'frames': [(pc, sp, method)], 'reason', 'describe', 'begin', 'costs': [instructions
-        per frame from frame 1], 'reads': [...], 'end'}."""
+        crash path's walk, 2 the same with the row cache warm; instructions counted), then, in
+        a second call without counting, passes 3 and 4 (as 1 and 2, with env.frame_regs).
+        Returns (walks, reg_walks): walks one result per pass 0..2, {'frames': [(pc, sp,
+        method)], 'reason', 'describe', 'begin', 'costs': [instructions per frame from frame
+        1], 'reads': [...], 'end'}; reg_walks per pass 3, 4 {'frames', 'reason', 'regs':
+        [{name: value} per frame, the registers the walker knew, in DWARF order]}."""
         uc, p = self.uc, self.p
         uc.mem_map(WALK_STACK, WALK_STACK_SIZE, U.UC_PROT_READ | U.UC_PROT_WRITE)
         uc.mem_map(ARGS, ARGS_SIZE, U.UC_PROT_READ | U.UC_PROT_WRITE)
@@ -684,36 +770,18 @@ class Emulation:
                     seen.add(k)
                     marks.append((count[0], count[1], "frame", k % FRAMES_MAX))
 
+        entry = self._call_walk((1 << PASSES) - 1)
         h1 = uc.hook_add(U.UC_HOOK_CODE, on_code if profile is None else on_code_profile)
         h2 = uc.hook_add(U.UC_HOOK_MEM_WRITE, on_write, begin=ARGS + A_PHASE,
                          end=ARGS + A_FRAMES + 24 * FRAMES_MAX * PASSES - 1)
-        top = WALK_STACK + WALK_STACK_SIZE - 0x40
-        if p.arch == "x86_64":
-            top -= 8
-            uc.mem_write(top, struct.pack("<Q", MAGIC))
-            uc.reg_write(X86.UC_X86_REG_RSP, top)
-            uc.reg_write(X86.UC_X86_REG_RBP, 0)
-            uc.reg_write(X86.UC_X86_REG_RDI, ARGS)
-        else:
-            uc.reg_write(A64.UC_ARM64_REG_SP, top)
-            uc.reg_write(A64.UC_ARM64_REG_FP, 0)
-            uc.reg_write(A64.UC_ARM64_REG_LR, MAGIC)
-            uc.reg_write(A64.UC_ARM64_REG_X0, ARGS)
         try:
-            uc.emu_start(p.sym("emu_walk"), MAGIC, count=INSN_LIMIT)
-        except U.UcError as e:
-            pc = uc.reg_read(self.PC)
-            raise HarnessError(f"the walker faulted in the emulator: {e} at pc {pc:#x} "
-                               f"({p.symbolize(pc)})") from e
+            self._run_walk(entry)
         finally:
             uc.hook_del(h1)
             uc.hook_del(h2)
-        if uc.reg_read(self.PC) != MAGIC:
-            raise HarnessError(f"emu_walk did not return within {INSN_LIMIT} instructions")
         describe_error = struct.unpack("<q", uc.mem_read(ARGS + A_PHASE + 8, 8))[0]
         if describe_error:
             raise HarnessError(f"fl_macho_image_describe failed in the emulator: {describe_error}")
-        res = struct.unpack(f"<{3 * PASSES}Q", uc.mem_read(ARGS + A_COUNT, 24 * PASSES))
         # Costs per pass, from the marks: instructions (and reads beyond the stack, which on
         # Darwin are vm_read_overwrite calls) describing the image, up to frame 0, for each
         # further frame, and after the last (the steps that found no caller).
@@ -729,18 +797,12 @@ class Emulation:
             raise HarnessError(f"emu_walk made {len(bounds)} passes, not {PASSES}")
         out = []
         for k in range(PASSES):
-            n, truncated, reason_addr = res[k], res[PASSES + k], res[2 * PASSES + k]
-            raw = bytes(uc.mem_read(ARGS + A_FRAMES + 24 * FRAMES_MAX * k, 24 * n))
-            frames = [struct.unpack_from("<QQI", raw, 24 * i) for i in range(n)]
-            reason = bytes(uc.mem_read(reason_addr, 96)).split(b"\0")[0].decode(
-                errors="replace") if reason_addr else ""
-            if truncated:
-                reason += " (truncated)"
+            frames, reason = self._walk_result(ARGS + A_COUNT, ARGS + A_FRAMES, k)
             b = bounds[k]
             end = bounds[k + 1]["start"] if k + 1 < PASSES else tuple(count)
             at = b["at"]
             out.append({
-                "frames": [(f[0], f[1], METHODS.get(f[2], str(f[2]))) for f in frames],
+                "frames": frames,
                 "reason": reason,
                 "describe": b["walk"][0] - b["start"][0],
                 "describe_reads": b["walk"][1] - b["start"][1],
@@ -749,7 +811,25 @@ class Emulation:
                 "reads": [at[i][1] - at[i - 1][1] for i in range(1, len(at))],
                 "end": end[0] - at[-1][0] if at else None,
             })
-        return out
+        # Passes 3 and 4, uncounted (no hook: the emulator runs them at full speed).
+        self._run_walk(self._call_walk(((1 << REG_PASSES) - 1) << PASSES))
+        names = DWARF_NAMES[p.arch]
+        reg_out = []
+        for k in range(REG_PASSES):
+            frames, reason = self._walk_result(ARGS + A_REG_COUNT, ARGS + A_REG_FRAMES, k)
+            raw = bytes(uc.mem_read(ARGS + A_FRAME_REGS + 8 * (DWARF_REGS + 1) * FRAMES_MAX * k,
+                                    8 * (DWARF_REGS + 1) * len(frames)))
+            regs = []
+            for i in range(len(frames)):
+                v = struct.unpack_from(f"<{DWARF_REGS + 1}Q", raw, 8 * (DWARF_REGS + 1) * i)
+                valid = v[DWARF_REGS]
+                bad = valid >> DWARF_REGS
+                if bad:
+                    raise HarnessError(f"frame_regs[{i}].valid {valid:#x}: bits past register "
+                                       f"{DWARF_REGS - 1}")
+                regs.append({names[d]: v[d] for d in range(DWARF_REGS) if valid >> d & 1})
+            reg_out.append({"frames": frames, "reason": reason, "regs": regs})
+        return out, reg_out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -831,6 +911,47 @@ def compare(prog, expected, got, reason):
     return None
 
 
+def compare_regs(prog, expected, truth, got, got_regs):
+    """The walker's registers (got_regs: {name: value} per frame of got, those it reported
+    known) against the truth (Emulation.truth), in the frames whose pc and sp are right: frame
+    0 every register reported, each frame i >= 1 every callee-saved one reported (pc and sp are
+    compare()'s; any other register reported known is a failure: a call does not preserve it).
+    Returns (the first difference or None, values compared at frame 0, values compared at each
+    frame i >= 1 as a list indexed by i, how many of those differ from the callee's own value:
+    registers the walker had to restore rather than carry)."""
+    saved = {n for n, _, _ in CALLEE_SAVED[prog.arch]}
+    pc_sp = PC_SP_NAMES[prog.arch]
+    n0, per_frame, diff, changed = 0, [0], None, 0
+    for i in range(min(len(expected), len(truth), len(got), len(got_regs))):
+        if tuple(got[i][:2]) != tuple(expected[i]):
+            break
+        n = 0
+        for name, v in got_regs[i].items():
+            if i > 0 and name in pc_sp:
+                continue
+            if i > 0 and name not in saved:
+                diff = (f"frame {i} register {name}: reported known, but no call preserves it "
+                        f"({v:#x}; pc {got[i][0]:#x} {prog.symbolize(got[i][0])} [{got[i][2]}])")
+                break
+            want = truth[i].get(name)
+            if want is None:
+                continue  # (frame 0: a register the emulator does not give, e.g. cr2)
+            n += 1
+            if i > 0 and want != truth[i - 1].get(name):
+                changed += 1
+            if v != want:
+                diff = (f"frame {i} register {name}: expected {want:#x}, got {v:#x} (pc "
+                        f"{got[i][0]:#x} {prog.symbolize(got[i][0])} [{got[i][2]}])")
+                break
+        if i == 0:
+            n0 = n
+        else:
+            per_frame.append(n)
+        if diff:
+            break
+    return diff, n0, per_frame, changed
+
+
 def first_wrong(expected, got):
     for i in range(max(len(expected), len(got))):
         if i >= len(got) or i >= len(expected) or expected[i] != tuple(got[i][:2]):
@@ -845,7 +966,8 @@ def parse_hex(v):
 
 
 def run_cli(cmd, state):
-    """Mode (a): the command's frames [(pc, sp, method)] and stop reason."""
+    """Mode (a): the command's frames [(pc, sp, method)], stop reason, and registers per frame
+    [{name: value}] (each frame's "registers": those the walk knew there)."""
     argv = [a.replace("{state}", state) for a in cmd]
     if not any("{state}" in a for a in cmd):
         argv.append(state)
@@ -865,9 +987,15 @@ def run_cli(cmd, state):
             doc = next((t for t in threads if t.get("crashed")), threads[0])
         frames = [(parse_hex(f["pc"]), parse_hex(f["sp"]), f.get("method", "?"))
                   for f in doc["frames"]]
-    except (ValueError, KeyError, TypeError, IndexError) as e:
+        regs = []
+        for i, f in enumerate(doc["frames"]):
+            if not isinstance(f.get("registers"), dict):
+                raise HarnessError(f"frame {i} of the output has no \"registers\" (a CLI "
+                                   "older than the per-frame registers? rebuild it)")
+            regs.append({k: parse_hex(v) for k, v in f["registers"].items()})
+    except (ValueError, KeyError, TypeError, IndexError, AttributeError) as e:
         raise HarnessError(f"output not the expected JSON ({e}): {r.stdout[:200]!r}") from e
-    return frames, doc.get("unwind_stop", "")
+    return frames, doc.get("unwind_stop", ""), regs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -910,16 +1038,25 @@ def sweep(prog, args, cmd_why, modes):
             else:
                 d = os.path.join(args.out, "runs", prog.arch, prog.build, f"sweep+{off:x}")
                 try:
-                    got, reason = run_cli(cmd, emu.write_state(d))
+                    got, reason, gregs = run_cli(cmd, emu.write_state(d))
                     diff = compare(prog, expected, got, reason)
+                    diff = compare_regs(prog, expected, emu.truth, got, gregs)[0] or diff
                 except HarnessError as e:
                     diff = f"command failed: {e}"
                 if diff:
                     out["fail"]["a"].append((off, diff))
         if "b" in modes:
             try:
-                w = emu.walk_inside()[1]
+                walks, rwalks = emu.walk_inside()
+                w = walks[1]
                 diff = compare(prog, expected, w["frames"], w["reason"])
+                for rname, rw in zip(REG_WALKS, rwalks):
+                    rdiff = compare_regs(prog, expected, emu.truth, rw["frames"], rw["regs"])[0]
+                    if rdiff:
+                        diff = f"{rdiff} [{rname} walk]"
+                        break
+                    if not diff and [f[:2] for f in rw["frames"]] != [f[:2] for f in w["frames"]]:
+                        diff = f"the {rname} walk with frame_regs differs from the crash path's"
             except HarnessError as e:
                 diff = str(e)
             if diff:
@@ -1002,6 +1139,23 @@ def main():
     cmds = {a: command_for(a, args) for a in arches}
     rows, details, errors = [], [], 0
     coverage = {}  # (arch, kind) -> [steps, ok a, ok b]
+    # Register values compared with the truth: (arch, mode) -> [frame 0, frames >= 1, of which
+    # not the callee's value], mode "a",
+    # "b cold", "b warm"; by the kind of the function stepped from: (arch, kind) -> [a, b cold];
+    # by the walker's step: (arch, mode) -> {method: n}
+    regcount, regcov, regmethod = {}, {}, {}
+
+    def count_regs(arch, mode, chain, frames, n0, per_frame, changed):
+        c = regcount.setdefault((arch, mode), [0, 0, 0])
+        c[0] += n0
+        c[1] += sum(per_frame)
+        c[2] += changed
+        m = regmethod.setdefault((arch, mode), {})
+        for i in range(1, len(per_frame)):
+            m[frames[i][2]] = m.get(frames[i][2], 0) + per_frame[i]
+            if mode != "b warm":
+                k = regcov.setdefault((arch, chain[i - 1]), [0, 0])
+                k[0 if mode == "a" else 1] += per_frame[i]
     bench = []  # per walked frame: arch, build, case, kind, cold, warm
     encodings_seen = {}  # (arch, build) -> {function: (enc, kind)}
     profiles, profiles_frames = {}, {}  # --profile: arch -> {function: instructions}
@@ -1051,21 +1205,46 @@ def main():
                     d = os.path.join(args.out, "runs", arch, bname, cname)
                     state = emu.write_state(d)
                     try:
-                        got, reason = run_cli(cmd, state)
+                        got, reason, gregs = run_cli(cmd, state)
                         diff = compare(prog, expected, got, reason)
+                        # (frames before the first wrong pc or sp only: a register difference
+                        # is the first wrong frame)
+                        rdiff, n0, per_frame, changed = compare_regs(prog, expected, emu.truth,
+                                                                     got, gregs)
+                        count_regs(arch, "a", chain, got, n0, per_frame, changed)
+                        diff = rdiff or diff
                         results["a"] = ("pass" if diff is None else "FAIL", diff, got)
                     except HarnessError as e:
                         results["a"] = ("FAIL", f"command failed: {e}", None)
             if "b" in modes:
                 try:
                     prof = {} if args.profile else None
-                    walks = emu.walk_inside(profile=prof)
+                    walks, rwalks = emu.walk_inside(profile=prof)
                     cold, warm = walks[1], walks[2]
                     got = cold["frames"]
                     diff = compare(prog, expected, got, cold["reason"])
                     if diff is None and [f[:2] for f in warm["frames"]] != [f[:2] for f in got]:
                         diff = (f"the warm walk differs from the cold one: "
                                 f"{compare(prog, expected, warm['frames'], warm['reason'])}")
+                    # The walks with frame_regs (emu_walk.c passes 3, 4): the crash path's
+                    # frames, and registers that match the truth.
+                    rdiffs = []
+                    for rname, rw in zip(REG_WALKS, rwalks):
+                        rdiff, n0, per_frame, changed = compare_regs(
+                            prog, expected, emu.truth, rw["frames"], rw["regs"])
+                        count_regs(arch, f"b {rname}", chain, rw["frames"], n0, per_frame,
+                                   changed)
+                        if rdiff:
+                            rdiffs.append((len(per_frame), f"{rdiff} [{rname} walk]"))
+                        if diff is None and [f[:3] for f in rw["frames"]] != \
+                                [f[:3] for f in got]:
+                            k = next((i for i, (x, y) in enumerate(zip(rw["frames"], got))
+                                      if x[:3] != y[:3]), min(len(rw["frames"]), len(got)))
+                            diff = (f"the {rname} walk with frame_regs (no fast path) differs "
+                                    f"from the crash path's at frame {k}: "
+                                    f"{rw['frames'][k:k + 1]} vs {got[k:k + 1]}")
+                    if rdiffs:
+                        diff = min(rdiffs)[1]
                     results["b"] = ("pass" if diff is None else "FAIL", diff, got)
                     row["walks"] = [{k: w[k] for k in ("describe", "describe_reads", "begin",
                                                        "end", "reason")} for w in walks]
@@ -1179,9 +1358,27 @@ def main():
 
     print("\nEncoding kinds (llvm-objdump --unwind-info): steps from a function of that kind "
           "along the true chains, and how many the walker got right")
-    print(f"  {'arch':7} {'kind':16} {'steps':>6} {'(a) ok':>7} {'(b) ok':>7}")
+    print("  and the callee-saved register values compared at the frames these steps gave "
+          "((b): the cold walk with frame_regs)")
+    print(f"  {'arch':7} {'kind':16} {'steps':>6} {'(a) ok':>7} {'(b) ok':>7} "
+          f"{'(a) regs':>9} {'(b) regs':>9}")
     for (arch, kind), (n, a, b) in sorted(coverage.items()):
-        print(f"  {arch:7} {kind:16} {n:6} {a:7} {b:7}")
+        ra, rb = regcov.get((arch, kind), (0, 0))
+        print(f"  {arch:7} {kind:16} {n:6} {a:7} {b:7} {ra:9} {rb:9}")
+
+    if regcount:
+        print("\nRegisters compared with the true ones (frame 0: every register the walker "
+              "reports; frames >= 1 whose pc and sp are right: every callee-saved register it "
+              "reports known, rbx rbp r12-r15 / x19-x28 fp; 'restored': of these, values that "
+              "differ from the callee's), by the walker's step:")
+        total = {}
+        for (arch, mode), (n0, n, ch) in sorted(regcount.items()):
+            total[mode] = total.get(mode, 0) + n
+            by = ", ".join(f"{m} {v}" for m, v in sorted(regmethod.get((arch, mode), {}).items()))
+            print(f"  {arch:7} ({mode:6}) frames >= 1: {n:6} (restored {ch:5})   frame 0: {n0:5}"
+                  f"   by step: {by}")
+        print("  all: " + ", ".join(f"({m}) {v}" for m, v in sorted(total.items()))
+              + " register values at frames >= 1")
 
     print("\nFunctions of the chains and their encodings:")
     for (arch, bname), encs in sorted(encodings_seen.items()):

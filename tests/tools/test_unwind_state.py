@@ -2,7 +2,8 @@
 # `faultline unwind STATE` (docs/unwind-state.md). Oracle: gdb. A program built here (with and
 # without frame pointers, -O0 and -O2) is stopped by gdb in a function 20 calls deep; gdb's
 # registers, the stack bytes and the loaded images (executable, libc, ld.so at their load
-# addresses) become a state file, and faultline's walk of it must give gdb's frames, pc by pc.
+# addresses) become a state file, and faultline's walk of it must give gdb's frames, pc by pc,
+# and gdb's callee-saved registers at each frame where the walk knows them.
 # Then hostile state files: each is refused with a message naming the line and column, never a
 # hang (a FIFO named as the state or as a memory file) or a crash.
 import json
@@ -24,11 +25,20 @@ gdb.execute("run 20 > /dev/null")
 regs = {}
 for name in ["rax","rbx","rcx","rdx","rsi","rdi","rbp","rsp","r8","r9","r10","r11","r12","r13","r14","r15","rip"]:
     regs[name] = hex(int(gdb.parse_and_eval("$" + name)) & 0xffffffffffffffff)
-frames = []
+frames, saved = [], []
 f = gdb.newest_frame()
 while f is not None and len(frames) < 100:
     if f.type() != gdb.INLINE_FRAME:  # gdb shows inlined calls as frames of their own
         frames.append(hex(f.pc()))
+        known = {}
+        for name in ["rbx", "rbp", "r12", "r13", "r14", "r15"]:
+            try:
+                v = f.read_register(name)
+                if not v.is_optimized_out:
+                    known[name] = hex(int(v) & 0xffffffffffffffff)
+            except Exception:
+                pass
+        saved.append(known)
     f = f.older()
 maps = gdb.execute("info proc mappings", to_string=True)
 sp = int(regs["rsp"], 16)
@@ -38,7 +48,7 @@ for line in maps.splitlines():
         lo, hi = int(p[0], 16), int(p[1], 16)
 start = sp & ~0xfff
 open(STACK, "wb").write(bytes(gdb.selected_inferior().read_memory(start, hi - start)))
-out = {"registers": regs, "frames": frames, "maps": maps, "stack_start": start}
+out = {"registers": regs, "frames": frames, "saved": saved, "maps": maps, "stack_start": start}
 open(OUT, "w").write(json.dumps(out))
 '''
 
@@ -77,14 +87,14 @@ def make_state(exe, name):
              "images": [{"path": p, "load_address": hex(a)} for p, a in images.items()]}
     path = os.path.join(work, name + ".state.json")
     json.dump(state, open(path, "w"), indent=1)
-    return path, g["frames"]
+    return path, g["frames"], g["saved"]
 
 
 for flags in (["-O0", "-fno-omit-frame-pointer"], ["-O2", "-fomit-frame-pointer"]):
     name = "deep" + "".join(flags).replace("-", "_")
     exe = os.path.join(work, name)
     t.run([args.cc, "-g", *flags, "-o", exe, args.source])
-    path, want = make_state(exe, name)
+    path, want, want_saved = make_state(exe, name)
     r = t.run([args.faultline, "unwind", "--format", "json", path], check_rc=False, timeout=60)
     if not t.check(r.returncode == 0, f"{name}: unwind exits 0 ({r.stderr.strip()})"):
         continue
@@ -94,7 +104,19 @@ for flags in (["-O0", "-fno-omit-frame-pointer"], ["-O2", "-fomit-frame-pointer"
     t.check(got[:n] == want, f"{name}: frames equal gdb's ({n}): want {want} got {got}")
     t.check(any(f.get("symbol") and "level" in f["symbol"] for f in doc["threads"][0]["frames"]),
             f"{name}: frames symbolized from the images")
-    print(f"{name}: {len(got)} frames, gdb {n}: {'same' if got[:n] == want else 'DIFFERENT'}")
+    # The callee-saved registers faultline's walk knows at each frame equal gdb's there.
+    compared = wrong = 0
+    for i, f in enumerate(doc["threads"][0]["frames"][:n]):
+        for reg, value in f.get("registers", {}).items():
+            if reg in want_saved[i]:
+                compared += 1
+                if value != want_saved[i][reg]:
+                    wrong += 1
+                    print(f"{name}: frame {i} {reg}: faultline {value}, gdb {want_saved[i][reg]}")
+    t.check(compared >= n and wrong == 0,
+            f"{name}: callee-saved registers equal gdb's ({compared} compared, {wrong} differ)")
+    print(f"{name}: {len(got)} frames, gdb {n}: {'same' if got[:n] == want else 'DIFFERENT'}; "
+          f"{compared} callee-saved register values compared, {wrong} differ")
 
 # Hostile states: refused with a message, quickly.
 bad = {
