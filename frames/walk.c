@@ -130,7 +130,9 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
                          fl_frame_t *out, unsigned n, unsigned max) {
     if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED || env->frame_regs) return n;
     const fl_reader_t stack = *env->mem; /* a local copy: out[] cannot alias it */
-    const fl_image_t *img = c->img, *text = c->text_img;
+    /* No image held a caller yet: the one frame 0 is in will mostly hold the next (a search
+     * of the image list saved per walk). */
+    const fl_image_t *img = c->img, *text = c->text_img ? c->text_img : c->img;
     uint64_t img_lo = img ? img->start : 1, img_hi = img ? img->end : 0, id = c->img_id;
     uint64_t text_lo = text ? text->text_start : 1, text_hi = text ? text->text_end : 0;
     bool bounded = env->stack_lo || env->stack_hi, exact = c->exact_pc;
