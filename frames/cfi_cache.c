@@ -40,6 +40,16 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     if (row->h.cfa_kind != FL_CFI_CFA_REG || (row->h.flags & FL_CFI_ROW_SIGNAL) ||
         row->h.ra_reg == FL_DWARF_SP || row->h.ra_reg == FL_DWARF_FP)
         return false;
+    if (row->h.nrules == 1 && row->rule[0].reg == row->h.ra_reg &&
+        row->rule[0].kind == FL_CFI_RULE_UNDEFINED) {
+        /* A thread's entry (_start, clone's child): fl_cfi_row_apply would find the CFA's
+         * register known and then stop (0) on the undefined return address. */
+        e->h.flags |= FL_CFI_ENTRY_OUTERMOST;
+        e->h.nrules = 0;
+        e->regmask = 0;
+        e->ra_off = e->fp_off = e->off_lo = e->off_hi = 0;
+        return true;
+    }
     bool ra = false;
     unsigned n = 0;
     uint64_t mask = 0;

@@ -197,6 +197,8 @@ int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
  * are kept apart from the other rules, so that the walker can hold pc, sp and fp in registers. */
 #define FL_CFI_ENTRY_PLAIN 0x80u
 #define FL_CFI_ENTRY_PLAIN_FP 0x40u /* ... and fp is restored, from CFA + fp_off */
+#define FL_CFI_ENTRY_OUTERMOST 0x20u /* ... or the return address is undefined and nothing else
+                                      * has a rule: the outermost frame (a thread's entry) */
 
 typedef struct fl_cfi_entry {
     uint32_t seq;
@@ -240,6 +242,10 @@ fl_cfi_plain_step(const fl_cfi_entry_t *e, uint32_t seq, const fl_reader_t *stac
     else if (cfa_reg < FL_DWARF_REGS && cfa_reg != FL_DWARF_FP && (regs->valid >> cfa_reg & 1))
         base = regs->r[cfa_reg];
     else return -1;
+    if (flags & FL_CFI_ENTRY_OUTERMOST) {
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq ? 0 : -1;
+    }
     if (n > FL_CFI_CACHE_RULES || hi < lo || ra >= FL_DWARF_REGS) return -1;
     uint64_t cfa = base + (uint64_t)e->h.cfa_offset, first = cfa + (uint64_t)(int64_t)lo;
     uint32_t span = (uint32_t)(hi - lo), ra_at = (uint32_t)(e->ra_off - lo),

@@ -2473,6 +2473,9 @@ static void walk_broken(void) {
         {{(const uint8_t[]){0x0b}, 1}, 0, 0x1010, 2, "malformed unwind table"}, /* frame 1's */
         /* frame 1's return address is 0: its CFI says it is the outermost */
         {{(const uint8_t[]){0x0e, 0x10}, 2}, 0, 0x1010, 2, "end of stack (outermost frame)"},
+        /* frame 1's return address is undefined (a thread's entry; cached as an outermost
+         * entry) */
+        {{(const uint8_t[]){0x07, ra}, 2}, 0, 0x1010, 2, "end of stack (outermost frame)"},
         {{NULL, 0}, 0, 0x8010, 1, "end of stack"}, /* no FDE, no frame pointer */
     };
     for (unsigned mode = 0; mode < 2; mode++) {
