@@ -220,6 +220,8 @@ typedef struct fl_image {
      * __TEXT,__eh_frame; a static ELF executable's .eh_frame from its section headers. */
     uint64_t eh_frame, eh_frame_size;
     uint64_t unwind_info;  /* Mach-O: runtime address of __TEXT,__unwind_info (0 if none) */
+    uint64_t function_starts; /* Mach-O: runtime address of LC_FUNCTION_STARTS' table (0: none) */
+    uint32_t function_starts_size;
     /* Where this capture's memory map shows the unwind tables readable, so that they are read in
      * place rather than through the safe reader (fl_images_map_tables; 0, 0: not known). */
     uint64_t tables_lo, tables_hi;

@@ -24,14 +24,22 @@ static int starts_cb(void *ctx, uint64_t vmaddr) {
     return 0;
 }
 
+/* From the table fl_macho_image_describe recorded, read through the walk's reader; a list made
+ * without one (by hand) has its image parsed again. */
 __attribute__((noinline)) static int function_start(const fl_walk_env_t *env, const fl_image_t *img,
                                                     uint64_t pc, uint64_t *start) {
-    fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
-    if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;
-    starts_ctx_t s = {.target = pc - mi.slide};
-    int e = fl_macho_function_starts(&mi, starts_cb, &s);
+    starts_ctx_t s = {.target = pc - img->slide};
+    int e;
+    if (img->function_starts_size) {
+        e = fl_macho_function_starts_at(env->mem, img->function_starts, img->function_starts_size,
+                                        img->start - img->slide, starts_cb, &s);
+    } else {
+        fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
+        if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;
+        e = fl_macho_function_starts(&mi, starts_cb, &s);
+    }
     if ((e != 0 && e != 1) || !s.found) return FL_ENOTFOUND;
-    *start = s.best + mi.slide;
+    *start = s.best + img->slide;
     return 0;
 }
 

@@ -151,6 +151,12 @@ int fl_macho_symbol_section(const fl_macho_image_t *img, uint64_t vmaddr, unsign
  * fn is. */
 int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, uint64_t vmaddr),
                              void *ctx);
+/* The same from the table's `size` bytes at reader address `addr` (a loaded image's, as
+ * fl_image_t.function_starts records it), whose first start is counted from the unslid
+ * text_vmaddr (__TEXT's). AS-SAFE if fn is. */
+int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
+                                void *ctx);
 
 /* ---- Compact unwind (__TEXT,__unwind_info) ---- */
 
@@ -243,7 +249,8 @@ int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *
 
 /* Fills img (zeroed first) from the Mach-O image whose mach_header_64 is loaded at `header` in
  * mem: __TEXT as start/end and text range, slide, cputype, LC_UUID as the build id,
- * __unwind_info and __eh_frame at their runtime addresses, is_main for MH_EXECUTE; the path is
+ * __unwind_info, __eh_frame and LC_FUNCTION_STARTS at their runtime addresses, is_main for
+ * MH_EXECUTE; the path is
  * left empty. When the header does not parse, img keeps start = end = header and the parse error
  * is returned. AS-SAFE. */
 int fl_macho_image_describe(const fl_reader_t *mem, uint64_t header, fl_image_t *img);

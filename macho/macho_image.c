@@ -400,6 +400,13 @@ void fl_macho_image_describe_parsed(const fl_macho_image_t *mi, fl_image_t *img)
         img->unwind_info_size = mi->unwind_info_size;
     if (mi->eh_frame_size && fl_add_u64(mi->eh_frame_vmaddr, mi->slide, &img->eh_frame))
         img->eh_frame_size = mi->eh_frame_size;
+    uint64_t starts;
+    if (mi->function_starts_size && mi->loaded &&
+        fl_macho_image_file_to_reader(mi, mi->function_starts_off, mi->function_starts_size,
+                                      &starts) == 0) {
+        img->function_starts = starts;
+        img->function_starts_size = mi->function_starts_size;
+    }
     img->is_main = mi->filetype == 2; /* MH_EXECUTE */
 }
 

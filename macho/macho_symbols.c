@@ -23,13 +23,20 @@ int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, u
     int e = fl_macho_image_file_to_reader(img, img->function_starts_off, img->function_starts_size,
                                           &addr);
     if (e) return table_error(e);
-    uint64_t cur = img->text_vmaddr, delta = 0;
+    return fl_macho_function_starts_at(img->r, addr, img->function_starts_size, img->text_vmaddr,
+                                       fn, ctx);
+}
+
+int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
+                                void *ctx) {
+    uint64_t cur = text_vmaddr, delta = 0;
     unsigned shift = 0;
     uint8_t buf[STARTS_CHUNK];
-    for (uint32_t done = 0; done < img->function_starts_size;) {
-        uint32_t n = img->function_starts_size - done;
+    for (uint32_t done = 0; done < size;) {
+        uint32_t n = size - done;
         if (n > sizeof buf) n = sizeof buf;
-        if (fl_read(img->r, addr + done, buf, n)) return FL_EFAULT;
+        if (fl_read(r, addr + done, buf, n)) return FL_EFAULT;
         done += n;
         for (uint32_t i = 0; i < n; i++) {
             uint64_t bits = buf[i] & 0x7fu;

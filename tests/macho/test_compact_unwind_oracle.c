@@ -409,6 +409,19 @@ static void mutate(const uint8_t *file, size_t size, const fl_macho_unwind_info_
     free(copy);
 }
 
+/* fl_macho_function_starts_at's callback: each start against objdump's list, in order. */
+typedef struct starts_cmp {
+    const uint64_t *want;
+    size_t n, seen, wrong;
+} starts_cmp_t;
+
+static int starts_cmp(void *ctx, uint64_t vmaddr) {
+    starts_cmp_t *c = ctx;
+    c->wrong += c->seen >= c->n || c->want[c->seen] != vmaddr;
+    c->seen++;
+    return 0;
+}
+
 static void check_binary(const char *path) {
     size_t size;
     uint8_t *file = or_read_file(path, &size);
@@ -548,6 +561,17 @@ static void check_binary(const char *path) {
                     e.end != l.e[k].end + slide;
         }
         CHECK_EQ_U64(diff, 0);
+        /* The image as the Darwin collector describes it: its LC_FUNCTION_STARTS, read where
+         * the description says (the walker's way to a function's start), are objdump's, slid. */
+        fl_image_t desc;
+        CHECK_EQ_U64(fl_macho_image_describe(&lr, img.text_vmaddr + slide, &desc), 0);
+        CHECK(desc.function_starts_size > 0);
+        starts_cmp_t sc = {.want = starts, .n = nstarts};
+        CHECK_EQ_U64(fl_macho_function_starts_at(&lr, desc.function_starts,
+                                                 desc.function_starts_size,
+                                                 desc.start - desc.slide, starts_cmp, &sc), 0);
+        CHECK_EQ_U64(sc.seen, nstarts);
+        CHECK_EQ_U64(sc.wrong, 0);
         free(mem);
     }
 
