@@ -121,8 +121,9 @@ static int write_state(int dirfd, const state_t *st) {
                      STATE_MAGIC "\nannounced %" PRIu64 " %s\nremoved %u %" PRIu64 " %s %d\n",
                      st->announced.time, a, st->removed_count, st->removed.time, r,
                      st->removed.signal);
-    int fd = openat(dirfd, STATE_TMP_NAME, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
-                    0600);
+    /* O_NONBLOCK: a FIFO planted under that name fails the open instead of waiting for a reader. */
+    int fd = openat(dirfd, STATE_TMP_NAME,
+                    O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0600);
     if (fd < 0)
         return FL_EIO;
     bool ok = n > 0 && (size_t)n < sizeof text && write(fd, text, (size_t)n) == n;

@@ -129,19 +129,15 @@ static int list_names(int dirfd, bool (*keep)(const char *), char ***out, size_t
 static int read_all(int dirfd, const char *name, uint8_t **data, size_t *len) {
     *data = NULL;
     *len = 0;
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    uint64_t size; /* (a report swapped for a FIFO must not block the store) */
+    int fd = fl_open_regular(dirfd, name, O_NOFOLLOW, &size);
     if (fd < 0)
-        return errno == ENOENT ? FL_ENOTFOUND : FL_EIO;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return FL_EIO;
-    }
-    if ((uint64_t)st.st_size > READ_MAX) {
+        return fd == FL_EIO && errno == ENOENT ? FL_ENOTFOUND : fd;
+    if (size > READ_MAX) {
         close(fd);
         return FL_ERANGE;
     }
-    size_t cap = (size_t)st.st_size + 1, n = 0; /* +1: a file that grew is seen to */
+    size_t cap = (size_t)size + 1, n = 0; /* +1: a file that grew is seen to */
     uint8_t *buf = malloc(cap);
     int err = buf ? 0 : FL_ENOMEM;
     while (!err) {
@@ -223,7 +219,9 @@ static void write_reason(int qfd, const char *base, const char *reason) {
     for (const char *c = reason ? reason : ""; *c && n + 1 < FL_STORE_REASON_MAX; c++)
         text[n++] = *c == '\n' || *c == '\r' ? ' ' : *c;
     text[n++] = '\n';
-    int fd = openat(qfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    /* O_NONBLOCK: a FIFO planted under that name fails the open instead of waiting for a reader. */
+    int fd = openat(qfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC,
+                    0600);
     if (fd < 0)
         return;
     /* Best effort: the report itself is already safe in quarantine/. */

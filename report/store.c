@@ -29,9 +29,10 @@ bool fl_report_is_name(const char *n) {
 
 int fl_report_peek(int dirfd, const char *name, fl_report_peek_t *out) {
     memset(out, 0, sizeof *out);
-    int fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    uint64_t size;
+    int fd = fl_open_regular(dirfd, name, O_NOFOLLOW, &size);
     if (fd < 0)
-        return FL_EIO;
+        return fd;
     uint8_t buf[HEADER_PEEK];
     ssize_t n = pread(fd, buf, sizeof buf, 0);
     int saved = errno;

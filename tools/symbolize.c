@@ -262,7 +262,9 @@ static void find_file(const fl_tool_symstore_t *store, const Faultline__Image *i
         if (macho && base[0]) try_fmt(st, "%s/%s.dSYM/Contents/Resources/DWARF/%s", dir, base, base);
         if (macho) try_dsyms(st, dir);
     }
-    if (img->path && img->path[0] && !img->path_truncated) try_path(st, img->path);
+    /* Only an absolute path: a relative one from a report would be taken from wherever the CLI
+     * runs ("../../etc/passwd"). */
+    if (img->path && img->path[0] == '/' && !img->path_truncated) try_path(st, img->path);
     /* gdb's order for a debug link: next to the file, its .debug/, the global directory. */
     for (unsigned k = 0; k < st->nlinks && !st->done; k++) {
         const char *d = st->link_dirs[k], *n = st->links[k];

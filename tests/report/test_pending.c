@@ -431,6 +431,51 @@ static void test_last_crash(const char *base) {
     CHECK_EQ_U64(fl_last_crash(dir, &ci), FL_ENOTFOUND);
 }
 
+/* Names planted as FIFOs where the store and fl_last_crash read or write: each call returns (an
+ * alarm fails the test if one waits), none treats the FIFO as a report. */
+static void test_fifos(const char *base) {
+    char dir[4200], path[4400];
+    snprintf(dir, sizeof dir, "%s/fifos", base);
+    CHECK(mkdir(dir, 0700) == 0);
+    alarm(20);
+    /* .state and .state.tmp as FIFOs: fl_last_crash reads and rewrites them. */
+    snprintf(path, sizeof path, "%s/.state", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    snprintf(path, sizeof path, "%s/.state.tmp", dir);
+    CHECK(mkfifo(path, 0600) == 0);
+    rep_t a = {.seed = 70, .kind = 1, .time = BASE_TIME + 70 * S_NS};
+    char rpath[4400];
+    CHECK_EQ_U64(write_report(dir, &a, rpath, sizeof rpath), 0);
+    fl_crash_info ci;
+    int e = fl_last_crash(dir, &ci);
+    CHECK(e == 0 || e == FL_EIO); /* told, or its state could not be saved; never waiting */
+    /* A report swapped for a FIFO after the store listed it. */
+    fl_store *st;
+    CHECK_EQ_U64(fl_store_open(dir, NULL, &st, NULL), 0);
+    CHECK_EQ_U64(fl_store_count(st), 1);
+    CHECK(unlink(rpath) == 0 && mkfifo(rpath, 0600) == 0);
+    uint8_t *data;
+    size_t len;
+    CHECK_EQ_U64(fl_store_read(st, 0, &data, &len), FL_ENOTFILE);
+    fl_store_close(st);
+    /* A FIFO as a report when the store opens: not listed as one. */
+    CHECK_EQ_U64(fl_store_open(dir, NULL, &st, NULL), 0);
+    CHECK_EQ_U64(fl_store_count(st), 0);
+    fl_store_close(st);
+    /* The reason file of a report being quarantined is a FIFO. */
+    unlink(rpath);
+    CHECK_EQ_U64(write_report(dir, &a, rpath, sizeof rpath), 0);
+    snprintf(path, sizeof path, "%s/quarantine", dir);
+    CHECK(mkdir(path, 0700) == 0);
+    snprintf(path, sizeof path, "%s/quarantine/%s.reason", dir, strrchr(rpath, '/') + 1);
+    CHECK(mkfifo(path, 0600) == 0);
+    CHECK_EQ_U64(fl_store_open(dir, NULL, &st, NULL), 0);
+    CHECK_EQ_U64(fl_store_count(st), 1);
+    CHECK_EQ_U64(fl_store_quarantine(st, 0, "test"), 0);
+    fl_store_close(st);
+    alarm(0);
+}
+
 int main(void) {
     char base[4096];
     if (gethostname(g_host, sizeof g_host - 1) != 0)
@@ -444,6 +489,7 @@ int main(void) {
     test_caps(base);
     test_tmp_files(base);
     test_last_crash(base);
+    test_fifos(base);
     sample_rmtree(base);
     TEST_END();
 }

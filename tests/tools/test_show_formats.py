@@ -132,4 +132,22 @@ check("Mach exception: EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10\n" i
 check("Mach Exception:      EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10\n" in fl("show", rep_m),
       "text Mach exception")
 
+# A report naming FIFOs as its images (an absolute path, and a relative one, which is never
+# taken from the current directory): every view and symbolicate finish, nothing is read from them.
+fifo = os.path.join(W, "fifo-image")
+os.mkfifo(fifo)
+os.makedirs(os.path.join(W, "fifos"), exist_ok=True)
+for path in (fifo, "fifo-image"):
+    spec_f = f"{path},gnu,{bid},{SLIDE:x},{SLIDE:x},{SLIDE + 0x100000:x}"
+    rep_f = subprocess.run([args.mkreport, os.path.join(W, "fifos"), "--image", spec_f,
+                            "--frame", f"{pcs[0]:x}"], capture_output=True, text=True,
+                           check=True).stdout.strip()
+    for cmd in (["show"], ["show", "--json"], ["symbolicate"]):
+        try:
+            r = subprocess.run([args.faultline, *cmd, rep_f], capture_output=True, text=True,
+                               env=ENV, cwd=W, timeout=30)
+            check(r.returncode == 0, f"{cmd} on a report naming the FIFO {path}: exit {r.returncode}")
+        except subprocess.TimeoutExpired:
+            check(False, f"{cmd} on a report naming the FIFO {path}: hung")
+
 tooltest.finish()
