@@ -230,6 +230,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (tl->enum_error < 0) note(w, "other threads could not be listed (error ", (uint64_t)-tl->enum_error, ")");
     if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
     if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
+    if (req->note) fl_report_write_note(w, req->note);
     fl_crash_os_notes(w, tl, req);
     for (unsigned i = 1; i < tl->count; i++) {
         const struct waiter *wt = find_waiter(tl->t[i].tid);

@@ -163,6 +163,7 @@ typedef struct fl_capture_request {
      * exception server captures on behalf of the thread that crashed or asked. */
     const fl_report_mach_exception_t *exception;
     uint32_t thread;
+    const char *note; /* a note for the report about the request itself, or NULL */
 } fl_capture_request_t;
 
 /* Captures every thread and writes the report; returns 0 or the writer's error. AS-SAFE

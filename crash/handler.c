@@ -114,10 +114,36 @@ void fl_crash_finish(void) {
     fl_sys_futex_wake(&g_state, 1 << 30);
 }
 
+/* Whether the arguments a handler got can be read: a handler that saved ours may call it as
+ * handler(sig) with whatever its other registers held (Ruby does), and reading such a pointer
+ * would fault with the signal blocked in that handler, killing the process without a report. */
+static bool args_readable(const siginfo_t *info, const void *ucontext) {
+    uint8_t probe[sizeof(siginfo_t) > sizeof(ucontext_t) ? sizeof(siginfo_t) : sizeof(ucontext_t)];
+    const fl_reader_t *mem = fl_memory_reader();
+    return info && ucontext && mem &&
+           fl_read(mem, (uint64_t)(uintptr_t)info, probe, sizeof(siginfo_t)) == 0 &&
+           fl_read(mem, (uint64_t)(uintptr_t)ucontext, probe, sizeof(ucontext_t)) == 0;
+}
+
 static void handler(int sig, siginfo_t *info, void *ucontext) {
     /* A fault inside a guarded region of our own capture (LLVM libunwind reading a bad pointer):
      * resume the capture at the guard. Returns only when no guard is armed on this thread. */
     fl_guard_recover();
+
+    /* Unreadable arguments: a siginfo that says only the signal (sent, so that passing it on
+     * re-raises it and the process dies of it), and this thread's registers from here. */
+    siginfo_t own;
+    const char *note = NULL;
+    if (!args_readable(info, ucontext)) {
+        fl_memset(&own, 0, sizeof own);
+        own.si_signo = sig;
+        own.si_code = SI_USER;
+        info = &own;
+        ucontext = NULL;
+        note = "the crash handler was called without a readable siginfo and ucontext (another "
+               "handler passed the signal on with other arguments): the crashed thread's registers "
+               "and first frames are the handler's own";
+    }
 
     int tid = (int)fl_sys_gettid();
     int seen = claim(tid);
@@ -134,7 +160,7 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     if (seen != CLAIMED) {
         /* Another thread (or Darwin's exception server) is capturing a crash: leave our
          * registers for its report, wait for it (bounded), then go on. */
-        if (seen == CAPTURING) fl_crash_publish_waiter(sig, ucontext);
+        if (seen == CAPTURING && ucontext) fl_crash_publish_waiter(sig, ucontext);
         bool done = wait_while(CAPTURING, FL_CRASH_WAIT_NS) == DONE;
         fl_crash_pass_on(sig, info, ucontext, done, FL_SIGINFO_TELLS_ORIGIN);
         return;
@@ -144,9 +170,14 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     g_owner_depth = 1;
 
     fl_regs_t regs;
-    fl_regs_from_ucontext(&regs, ucontext);
+    if (ucontext) {
+        fl_regs_from_ucontext(&regs, ucontext);
+    } else {
+        fl_memset(&regs, 0, sizeof regs);
+        fl_regs_get_current(&regs); /* this frame stays live while the capture walks it */
+    }
     fl_capture_request_t req = {.kind = 1, .sig = sig, .info = info, .regs = &regs,
-                                .thread = fl_crash_os_self()};
+                                .thread = fl_crash_os_self(), .note = note};
     /* Without a capture server (Linux; a Darwin fork child) the capture runs here. A server
      * restores the actions and sets DONE itself; doing it again is harmless, and needed when it
      * did not take the request or did not answer in time. */

@@ -13,9 +13,9 @@ static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
 }
 
 /* A caller is plausible when its stack pointer moved up (stacks grow down), stays in the stack,
- * and it returns into executable code of a loaded image. Frame 0 alone may share its caller's sp:
- * on arm64 a function that has not stored its frame record (a leaf) returns through lr, and has
- * pushed nothing. */
+ * and it returns into executable code of a loaded image. A frame with an exact pc (frame 0, or
+ * one a signal interrupted: `first`) alone may share its caller's sp: on arm64 a function that
+ * has not stored its frame record (a leaf) returns through lr, and has pushed nothing. */
 static bool plausible_step(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
                            uint64_t caller_sp, bool first) {
     if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
@@ -155,8 +155,9 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
             fl_cfi_plain_step(e, seq, &stack, m, &npc, &nsp, &nfp, &nfp_known) != 1)
             break;
         npc = fl_unwind_strip_pac(npc);
-        /* plausible_step; frame 0 alone may share its caller's sp */
-        bool ok = (nsp > sp || (nsp == sp && n == 1)) && nsp - 1 >= lo && nsp - 1 < hi;
+        /* plausible_step; a frame with an exact pc (frame 0, or one a signal interrupted) alone
+         * may share its caller's sp */
+        bool ok = (nsp > sp || (nsp == sp && exact)) && nsp - 1 >= lo && nsp - 1 < hi;
         if (ok && (npc < text_lo || npc >= text_hi)) { /* (the text range in locals: no call) */
             ok = in_text(env->images, &text, npc);
             if (ok) text_lo = text->text_start, text_hi = text->text_end;
@@ -225,8 +226,11 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
         uint32_t method = FL_FRAME_UNKNOWN;
         /* The CFI stepper keeps the registers it restores itself; r follows in pc, sp and fp,
          * which is all the other steppers use. */
+        /* Frame 0 and a frame a signal interrupted have exact pcs: an arm64 leaf there has not
+         * moved sp, and its caller shares it. */
+        bool exact = cfi.valid ? cfi.exact_pc : res->count == 1;
         int cfi_ret = fl_cfi_step(&cfi, &r, &cpc, &csp, &cfp);
-        if (cfi_ret == 1 && plausible_cfi(env, &cfi, sp, cpc, csp, res->count == 1)) {
+        if (cfi_ret == 1 && plausible_cfi(env, &cfi, sp, cpc, csp, exact)) {
             fl_unwind_arch_set(&r, cpc, csp, cfp);
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {

@@ -146,6 +146,24 @@ NOINLINE static void control_crash_handler(void) {
     pthread_join(t, NULL);
 }
 
+/* An application handler installed after faultline that passes the signal on to the handler it
+ * replaced the way Ruby does, as handler(sig): its siginfo and ucontext arguments are whatever
+ * the registers held (here a fixed unreadable address). */
+static struct sigaction g_saved_action;
+NOINLINE static void oneargs_handler(int sig) {
+    ((void (*)(int, siginfo_t *, void *))g_saved_action.sa_sigaction)(sig, (siginfo_t *)8,
+                                                                      (void *)8);
+    NOTAIL();
+}
+static void run_oneargs(const char *dir) {
+    (void)dir;
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = oneargs_handler;
+    sigaction(SIGSEGV, &sa, &g_saved_action);
+    null_a();
+}
+
 static void run_null(const char *dir) { (void)dir; null_a(); }
 static void run_abort(const char *dir) { (void)dir; abort_a(); }
 static void run_trap(const char *dir) { (void)dir; trap_a(); }
@@ -171,7 +189,7 @@ static const struct {
     {"thread", run_thread},            {"omit_fp", run_omit_fp},
     {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
     {"prev_plain", run_prev},          {"control_malloc", run_control_malloc},
-    {"cfi_row_edge", run_rowedge},
+    {"cfi_row_edge", run_rowedge},     {"handler_bad_args", run_oneargs},
     {"control_crash_handler", run_control_handler},
     {"malloc_lock", scenario_malloc_lock},
     {"heap_invalid", scenario_heap_invalid},

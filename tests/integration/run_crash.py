@@ -13,6 +13,8 @@ p.add_argument("--protoc")
 p.add_argument("--proto-dir")
 p.add_argument("--env", action="append", default=[])
 p.add_argument("--stdout-contains")
+p.add_argument("--note-contains", action="append", default=[], metavar="TEXT",
+               help="a note of the report contains TEXT")
 p.add_argument("--expect-stderr", action="append", default=[], metavar="TEXT",
                help="stderr must contain TEXT ({dir} stands for the report directory)")
 p.add_argument("--other-thread", action="store_true", help="the crash is on a non-main thread")
@@ -178,6 +180,8 @@ def check_report(report, rdir):
         check(False, f"faultline show --json printed invalid JSON ({e}): {js.stdout[:500]!r}")
         raise Stop
     check(doc["signal"]["name"] == a.signal, f"signal {doc['signal']}")
+    for text in a.note_contains:
+        check(any(text in n for n in doc["notes"]), f"a note contains {text!r}: {doc['notes']}")
     check(doc["signal"]["number"] == sig, "signal number")
     if a.expect_truncated:
         check(doc.get("truncated") and not doc.get("complete"), "report marked incomplete")
