@@ -113,7 +113,7 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.unwind_stop = th->unwind_stop;
     } else if (th->state == FL_THREAD_CAPTURED) {
         fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .concurrent = running,
-                             .use_cfi = true};
+                             .use_cfi = true, .maps = maps_ok ? &g_maps : NULL};
         static fl_reader_t stack_reader;
         static fl_map_t stack_tmp;
         uint64_t sp = fl_regs_sp(&th->regs);

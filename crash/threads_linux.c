@@ -110,7 +110,8 @@ static bool walk_self(const fl_selfwalk_t *sw, fl_thread_t *t, unsigned idx) {
     fl_reader_t stack;
     fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
     fl_walk_env_t env = {.mem = &stack, .images = sw->images, .stack_lo = sm->start < sp ? sm->start : sp,
-                         .stack_hi = sm->end, .concurrent = true, .use_cfi = true};
+                         .stack_hi = sm->end, .concurrent = true, .use_cfi = true,
+                         .maps = sw->maps};
     fl_frame_t *f = g_pool + (size_t)idx * sw->max_frames;
     fl_walk_result_t res;
     fl_frames_walk(&env, &t->regs, f, sw->max_frames, &res);

@@ -222,6 +222,10 @@ typedef struct fl_walk_env {
      * and LLVM libunwind (whose fault guards are for the capturing threads) is not used. */
     bool concurrent;
     bool use_cfi;                  /* try the unwind tables (fl_frames_walk, step 1) */
+    /* Optional: the memory map. When a step crosses a signal frame onto another stack (a handler
+     * ran on an alternate stack; the code it interrupted on its own), the walk goes on within
+     * that stack's mapping (fl_maps_stack). Without it the walk ends at the signal frame. */
+    const fl_maps_t *maps;
     /* Optional (NULL in the crash path), `max` entries: for each frame out[i] the registers the
      * walk knows there (bit r of valid: DWARF register r): frame 0 all of the context; after a
      * table step pc, sp and the callee-saved registers the tables restored or carried; after a

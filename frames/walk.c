@@ -201,9 +201,11 @@ static void frame_regs(const fl_cfi_cursor_t *c, const fl_regs_t *r, uint32_t me
     o->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
 }
 
-int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t *out,
+int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame_t *out,
                    unsigned max, fl_walk_result_t *res) {
-    if (!env->use_cfi) return fl_frames_walk_fp(env, start, out, max, res);
+    if (!env_in->use_cfi) return fl_frames_walk_fp(env_in, start, out, max, res);
+    fl_walk_env_t bounds = *env_in; /* its stack bounds move when a signal frame changes stacks */
+    const fl_walk_env_t *env = &bounds;
     fl_regs_t r = *start;
     fl_cfi_cursor_t cfi;
     res->count = 0;
@@ -230,7 +232,19 @@ int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *start, fl_frame_t 
          * moved sp, and its caller shares it. */
         bool exact = cfi.valid ? cfi.exact_pc : res->count == 1;
         int cfi_ret = fl_cfi_step(&cfi, &r, &cpc, &csp, &cfp);
-        if (cfi_ret == 1 && plausible_cfi(env, &cfi, sp, cpc, csp, exact)) {
+        uint64_t below = sp; /* the caller's sp must not be below this */
+        if (cfi_ret == 1 && cfi.exact_pc && env->maps && !in_stack(env, csp - 1)) {
+            /* A signal frame whose interrupted code ran on another stack (the handler was on
+             * an alternate one): that stack's mapping bounds the walk from here; sp may go
+             * either way across the switch. */
+            const fl_map_t *m = fl_maps_stack(env->maps, csp);
+            if (m && (m->perms & FL_MAP_R)) {
+                bounds.stack_lo = m->start < csp ? m->start : csp;
+                bounds.stack_hi = m->end;
+                below = 0;
+            }
+        }
+        if (cfi_ret == 1 && plausible_cfi(env, &cfi, below, cpc, csp, exact || !below)) {
             fl_unwind_arch_set(&r, cpc, csp, cfp);
             method = FL_FRAME_CFI;
         } else if (cfi_ret == 0) {

@@ -25,7 +25,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export ZIG_GLOBAL_CACHE_DIR="$out/zig-cache" ZIG_LOCAL_CACHE_DIR="$out/zig-cache"
 
-WALKER="base/errors.c base/strings.c base/reader.c base/images.c
+WALKER="base/errors.c base/strings.c base/reader.c base/images.c base/maps.c
         macho/macho_image.c macho/macho_symbols.c macho/compact_unwind.c
         frames/walk.c frames/regs_names.c frames/cfi_dwarf.c frames/cfi_apply.c frames/cfi_step.c
         frames/cfi_cache.c frames/cfi_macho.c frames/cfi_darwin.c"

@@ -164,6 +164,30 @@ static void run_oneargs(const char *dir) {
     null_a();
 }
 
+/* An application handler installed after faultline on an alternate stack of its own that, like
+ * Python's faulthandler, puts the previous action (faultline's) back and raises the signal again
+ * from inside itself (SA_NODEFER): faultline's handler then starts on that alternate stack, and
+ * the walk must cross the signal frame back onto the main stack where the fault happened. */
+static struct sigaction g_altstack_saved;
+static char g_app_altstack[64 * 1024];
+NOINLINE static void altstack_app_handler(int sig, siginfo_t *info, void *uc) {
+    (void)info, (void)uc;
+    sigaction(sig, &g_altstack_saved, NULL);
+    raise(sig);
+    NOTAIL();
+}
+static void run_altstack_reraise(const char *dir) {
+    (void)dir;
+    stack_t ss = {.ss_sp = g_app_altstack, .ss_size = sizeof g_app_altstack};
+    sigaltstack(&ss, NULL);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = altstack_app_handler;
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    sigaction(SIGSEGV, &sa, &g_altstack_saved);
+    null_a();
+}
+
 static void run_null(const char *dir) { (void)dir; null_a(); }
 static void run_abort(const char *dir) { (void)dir; abort_a(); }
 static void run_trap(const char *dir) { (void)dir; trap_a(); }
@@ -190,6 +214,7 @@ static const struct {
     {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
     {"prev_plain", run_prev},          {"control_malloc", run_control_malloc},
     {"cfi_row_edge", run_rowedge},     {"handler_bad_args", run_oneargs},
+    {"altstack_reraise", run_altstack_reraise},
     {"control_crash_handler", run_control_handler},
     {"malloc_lock", scenario_malloc_lock},
     {"heap_invalid", scenario_heap_invalid},
