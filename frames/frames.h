@@ -206,10 +206,14 @@ enum { /* values equal faultline.Frame.Method in proto/faultline.proto */
     FL_FRAME_SCAN = 5
 };
 
+enum { FL_FRAME_TRAMPOLINE = 1 }; /* fl_frame_t.flags: the frame's code is a signal return
+                                   * trampoline; the next frame is the context it interrupted */
+
 typedef struct fl_frame {
-    uint64_t pc; /* exact for frame 0, a return address for the others */
+    uint64_t pc; /* exact for frame 0 and after a trampoline, a return address for the others */
     uint64_t sp;
     uint32_t method; /* FL_FRAME_* */
+    uint32_t flags;  /* FL_FRAME_TRAMPOLINE */
 } fl_frame_t;
 
 /* What a walk may look at. All memory is read through `mem`. */

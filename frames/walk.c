@@ -167,7 +167,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
             break;
         }
         pc = npc, sp = nsp, fp = nfp, fp_known = nfp_known, exact = false;
-        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CFI};
+        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CFI, 0};
     }
     c->text_img = text;
     if (n > start) {
@@ -218,7 +218,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
     fl_cfi_begin(&cfi, env);
     fl_cfi_cursor_seed(&cfi, &r); /* so that the fast loop can start at frame 0 */
     cfi.valid = true;
-    out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT};
+    out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT, 0};
     if (env->frame_regs) env->frame_regs[0] = cfi.regs;
     res->count = 1;
     /* Bounded by max; every accepted step after the first strictly raises sp: no cycle either. */
@@ -247,6 +247,8 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
         if (cfi_ret == 1 && plausible_cfi(env, &cfi, below, cpc, csp, exact || !below)) {
             fl_unwind_arch_set(&r, cpc, csp, cfp);
             method = FL_FRAME_CFI;
+            /* The step crossed a signal frame: the frame it left is the return trampoline. */
+            if (cfi.exact_pc) out[res->count - 1].flags |= FL_FRAME_TRAMPOLINE;
         } else if (cfi_ret == 0) {
             res->stop_reason = "end of stack (outermost frame)";
             break;
@@ -272,7 +274,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
         }
         cfi.error = 0;
         if (env->frame_regs) frame_regs(&cfi, &r, method, &env->frame_regs[res->count]);
-        out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method};
+        out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method, 0};
     }
     if (res->count == max) {
         res->truncated = true;
@@ -303,7 +305,7 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
         res->count = 0;
         return 0;
     }
-    out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT};
+    out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CONTEXT, 0};
     while (n < max) {
         uint64_t cfp, cpc;
         /* fp >= sp and fp + 16 <= hi: the caller's sp (fp + 16) is above sp and in the stack. */
@@ -332,7 +334,7 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
             }
         }
         pc = cpc, sp = fp + 16, fp = cfp;
-        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_FP};
+        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_FP, 0};
     }
     res->count = n;
     if (fp == 0 && n < max) res->stop_reason = "end of stack";

@@ -143,7 +143,10 @@ static int expand_frames(Faultline__Thread *t) {
         sp += (uint64_t)t->frame_sp_deltas[i] << t->frame_sp_shift;
         f->pc = pc;
         f->sp = sp;
-        f->method = (Faultline__Frame__Method)(t->frame_methods.data[i / 2] >> (i % 2 * 4) & 15);
+        unsigned nib = t->frame_methods.data[i / 2] >> (i % 2 * 4) & 15;
+        f->method = (Faultline__Frame__Method)(nib & 7);
+        f->signal_trampoline = nib >> 3;
+        f->interrupted = i > 0 && t->frames[i - 1]->signal_trampoline;
     }
     return 0;
 }

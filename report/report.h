@@ -123,7 +123,8 @@ int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16]
  * saying so, except a thread, which keeps as many of its innermost frames as fit
  * (frames_truncated set, plus a Note). A thread is written in the compact form only
  * (register_values, frame_*_deltas, frame_methods, frame_sp_shift; at most FL_REGS_MAX
- * registers; methods above 15 as 0): see docs/report-format.md. */
+ * registers; methods above 7 as 0, bit 3 of a method nibble the trampoline mark): see
+ * docs/report-format.md. */
 void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h);   /* AS-SAFE */
 void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);   /* AS-SAFE */
 /* Report.mach_exception, with the type's name ("EXC_BAD_ACCESS") and, where code[0] is a

@@ -248,6 +248,11 @@ static unsigned sp_shift(const fl_frame_t *frames, unsigned n) {
     return shift;
 }
 
+/* A frame's nibble of frame_methods: the method (0..7) and, in bit 3, the trampoline mark. */
+static uint32_t nibble(const fl_frame_t *f) {
+    return (f->method <= 7 ? f->method : 0) | (f->flags & FL_FRAME_TRAMPOLINE ? 8u : 0u);
+}
+
 static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned frames,
                           bool truncated) {
     fl_pb_begin(pb, F_THREAD);
@@ -268,11 +273,12 @@ static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned fra
         unsigned shift = sp_shift(t->frames, frames);
         put_deltas(pb, T_PC_DELTAS, t->frames, frames, false, 0);
         put_deltas(pb, T_SP_DELTAS, t->frames, frames, true, shift);
-        /* Two methods a byte, frame 2k in the low nibble of byte k. */
+        /* Two methods a byte, frame 2k in the low nibble of byte k; bit 3 of a nibble marks a
+         * signal trampoline. */
         fl_pb_begin(pb, T_METHODS);
         for (unsigned i = 0; i < frames; i += 2) {
-            uint32_t lo = t->frames[i].method, hi = i + 1 < frames ? t->frames[i + 1].method : 0;
-            fl_pb_packed_byte(pb, (uint8_t)((lo <= 15 ? lo : 0) | (hi <= 15 ? hi : 0) << 4));
+            uint32_t lo = nibble(&t->frames[i]), hi = i + 1 < frames ? nibble(&t->frames[i + 1]) : 0;
+            fl_pb_packed_byte(pb, (uint8_t)(lo | hi << 4));
         }
         fl_pb_end(pb);
         fl_pb_varint(pb, T_SP_SHIFT, shift);

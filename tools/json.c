@@ -219,6 +219,8 @@ static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer
         j_hex(j, "pc", f->pc);
         j_hex(j, "sp", f->sp);
         j_str(j, "method", fl_tool_method_name(f->method));
+        if (f->signal_trampoline) j_bool(j, "signal_trampoline", true);
+        if (f->interrupted) j_bool(j, "interrupted", true);
         if (s.image >= 0)
             j_int(j, "image", s.image);
         else

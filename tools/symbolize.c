@@ -375,13 +375,16 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
             break;
         }
     }
-    if (out->image < 0) return;
+    /* A signal return trampoline is named as gdb names it (and looked up at its pc: the handler
+     * returned into it, no call precedes it); the frame it interrupted has an exact pc. */
+    if (f->signal_trampoline) out->symbol = "<signal handler called>";
+    if (out->image < 0 || f->signal_trampoline) return;
     const Faultline__Image *img = r->images[out->image];
     if (!s->ids[out->image]) s->ids[out->image] = lookup_ident(s->st, img);
     const fl_tool_symindex_t *ix = s->ids[out->image]->ix;
     if (!ix) return;
-    uint64_t back =
-        index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT && f->pc > img->start;
+    uint64_t back = index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT &&
+                    !f->interrupted && f->pc > img->start;
     /* Unsigned wrap-around makes this right for a negative load bias too. */
     uint64_t addr = f->pc - back - img->slide;
     fl_tool_loc_t loc;

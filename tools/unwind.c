@@ -462,6 +462,8 @@ static int render(state_t *s, const fl_frame_t *frames, const fl_dwarf_regs_t *f
         fr[i].pc = frames[i].pc;
         fr[i].sp = frames[i].sp;
         fr[i].method = (Faultline__Frame__Method)frames[i].method;
+        fr[i].signal_trampoline = frames[i].flags & FL_FRAME_TRAMPOLINE;
+        fr[i].interrupted = i > 0 && (frames[i - 1].flags & FL_FRAME_TRAMPOLINE);
         frp[i] = &fr[i];
     }
     th.n_frames = res->count;

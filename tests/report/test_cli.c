@@ -299,13 +299,13 @@ int main(int argc, char **argv) {
     uint64_t vb = (uint64_t)(uintptr_t)fl_cli_target_b - bias;
     uint64_t vc = (uint64_t)(uintptr_t)fl_cli_target_c - bias;
     fl_frame_t frames[] = {
-        {img[0].slide + va + 4, 0x7ffd00001000, FL_FRAME_CONTEXT},
-        {img[0].slide + vb + 6, 0x7ffd00001040, FL_FRAME_CFI},
-        {img[0].slide + vc, 0x7ffd00001080, FL_FRAME_FP},
-        {img[1].slide + va + 4, 0x7ffd000010c0, FL_FRAME_CFI},
-        {img[2].slide + vb + 6, 0x7ffd00001100, FL_FRAME_CFI},
-        {img[3].slide + vb + 6, 0x7ffd00001140, FL_FRAME_CFI},
-        {0x10, 0x7ffd00001180, FL_FRAME_SCAN},
+        {img[0].slide + va + 4, 0x7ffd00001000, FL_FRAME_CONTEXT, 0},
+        {img[0].slide + vb + 6, 0x7ffd00001040, FL_FRAME_CFI, 0},
+        {img[0].slide + vc, 0x7ffd00001080, FL_FRAME_FP, 0},
+        {img[1].slide + va + 4, 0x7ffd000010c0, FL_FRAME_CFI, 0},
+        {img[2].slide + vb + 6, 0x7ffd00001100, FL_FRAME_CFI, 0},
+        {img[3].slide + vb + 6, 0x7ffd00001140, FL_FRAME_CFI, 0},
+        {0x10, 0x7ffd00001180, FL_FRAME_SCAN, 0},
     };
     sample_opts_t o = {.images = img, .image_count = 4, .frames0 = frames,
                        .frame_count0 = FL_ARRAY_LEN(frames)};

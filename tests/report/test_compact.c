@@ -90,8 +90,8 @@ static Faultline__Report *decode(const fl_pb_t *pb, int *rc, bool *truncated) {
 /* ---- the writer's bytes, exactly ---- */
 
 static void test_wire_bytes(void) {
-    fl_frame_t frames[3] = {{0x10, 0x100, FL_FRAME_CONTEXT}, {0x8, 0x130, FL_FRAME_CFI},
-                            {0x20, 0x1a8, FL_FRAME_FP}};
+    fl_frame_t frames[3] = {{0x10, 0x100, FL_FRAME_CONTEXT, 0}, {0x8, 0x130, FL_FRAME_CFI, 0},
+                            {0x20, 0x1a8, FL_FRAME_FP, 0}};
     fl_report_thread_t t = {.tid = 5, .frames = frames, .frame_count = 3};
     size_t len = 0;
     uint8_t *data = write_report(1, NULL, &t, 1, NULL, 0, &len);
@@ -130,12 +130,12 @@ static void test_expand_exact(void) {
         regs.r[i] = i % 4 == 0 ? 0 : i % 4 == 1 ? UINT64_MAX - i : i % 4 == 2 ? i : 0x7ffd0000ull + i;
     /* Frame 0 at pc 0 (a call through NULL); positive, negative and wrapping deltas. */
     fl_frame_t frames[] = {
-        {0, 0x7ffd00001000ull, FL_FRAME_CONTEXT},
-        {0x7f0000012345ull, 0x7ffd00001008ull, FL_FRAME_CFI},
-        {0x555555554000ull, 0x7ffd00001100ull, FL_FRAME_FP},
-        {UINT64_MAX, 0x7ffd00000f00ull, FL_FRAME_SCAN},
-        {1, 0, FL_FRAME_LR},
-        {0x400000, UINT64_MAX, 200},
+        {0, 0x7ffd00001000ull, FL_FRAME_CONTEXT, 0},
+        {0x7f0000012345ull, 0x7ffd00001008ull, FL_FRAME_CFI, 0},
+        {0x555555554000ull, 0x7ffd00001100ull, FL_FRAME_FP, 0},
+        {UINT64_MAX, 0x7ffd00000f00ull, FL_FRAME_SCAN, 0},
+        {1, 0, FL_FRAME_LR, 0},
+        {0x400000, UINT64_MAX, 200, 0},
     };
     const unsigned n = FL_ARRAY_LEN(frames);
     fl_report_header_t h = {.arch = fl_regs_arch(), .pid = 1};

@@ -50,7 +50,7 @@ int main(int argc, char **argv) {
             }
         } else if (strcmp(argv[i], "--frame") == 0 && nf < 64) {
             frames[nf] = (fl_frame_t){strtoull(argv[i + 1], NULL, 16), 0x7ff000 + 16 * nf,
-                                      nf ? FL_FRAME_FP : FL_FRAME_CONTEXT};
+                                      nf ? FL_FRAME_FP : FL_FRAME_CONTEXT, 0};
             nf++;
         } else {
             return 2;
