@@ -175,7 +175,9 @@ static void thread(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbol
         const Faultline__Image *img = s.image >= 0 ? r->images[s.image] : NULL;
         const char *name = img ? fl_tool_clean(fl_tool_basename(img->path)) : "???";
         fprintf(o, "%-4zu%-30s\t0x%016" PRIx64 " ", k, name[0] ? name : "???", f->pc);
-        if (s.symbol)
+        if (f->signal_trampoline)
+            fprintf(o, "%s", s.symbol);
+        else if (s.symbol)
             fprintf(o, "%s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
         else if (img)
             fprintf(o, "0x%" PRIx64 " + %" PRIu64, img->start, f->pc - img->start);

@@ -89,7 +89,9 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
         const char *image =
             s.image >= 0 ? fl_tool_clean(fl_tool_basename(r->images[s.image]->path)) : "???";
         fprintf(o, "%-4zu%-31s 0x%016" PRIx64, k, image[0] ? image : "???", f->pc);
-        if (s.symbol)
+        if (f->signal_trampoline)
+            fprintf(o, " %s", s.symbol); /* (no offset: it is not a function's) */
+        else if (s.symbol)
             fprintf(o, " %s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
         else
             fprintf(o, " ???");

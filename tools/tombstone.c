@@ -40,7 +40,8 @@ static void backtrace(FILE *o, const Faultline__Report *r, const Faultline__Thre
         uint64_t rel = img ? f->pc - img->slide : f->pc;
         fprintf(o, "      #%02zu pc %016" PRIx64 "  %s", k, rel,
                 img ? fl_tool_clean(img->path) : "<unknown>");
-        if (s.symbol) fprintf(o, " (%s+%" PRIu64 ")", fl_tool_clean(s.symbol), s.offset);
+        if (f->signal_trampoline) fprintf(o, " (%s)", s.symbol);
+        else if (s.symbol) fprintf(o, " (%s+%" PRIu64 ")", fl_tool_clean(s.symbol), s.offset);
         if (img && img->build_id.len) {
             char id[2 * FL_TOOL_HEX_MAX + 1];
             fl_tool_hex(id, img->build_id.data, img->build_id.len);

@@ -166,7 +166,8 @@ static void render_stack(group_t *g, const Faultline__Report *r, fl_tool_symboli
         fl_tool_symbolize(sym, f, k, &s);
         const char *image = s.image >= 0 ? fl_tool_basename(r->images[s.image]->path) : "???";
         sb_printf(&text, "      %-4zu%-28s 0x%016" PRIx64 " ", k, fl_tool_clean(image[0] ? image : "???"), f->pc);
-        if (s.symbol) sb_printf(&text, "%s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
+        if (f->signal_trampoline) sb_printf(&text, "%s", s.symbol);
+        else if (s.symbol) sb_printf(&text, "%s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
         else sb_printf(&text, "???");
         if (s.file) sb_printf(&text, " (%s:%" PRIu32 ")", fl_tool_clean(fl_tool_basename(s.file)), s.line);
         sb_printf(&text, "\n");
