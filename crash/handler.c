@@ -117,12 +117,21 @@ void fl_crash_finish(void) {
 /* Whether the arguments a handler got can be read: a handler that saved ours may call it as
  * handler(sig) with whatever its other registers held (Ruby does), and reading such a pointer
  * would fault with the signal blocked in that handler, killing the process without a report. */
+static bool readable(const fl_reader_t *mem, const void *p, size_t len) {
+    /* A byte of each 4 KiB page it spans (pages are at least that large): arm64's ucontext_t is
+     * 4.5 KiB, not worth a copy on the alternate stack. */
+    uint64_t at = (uint64_t)(uintptr_t)p, end = at + len;
+    uint8_t b;
+    if (end < at) return false;
+    for (; at < end; at = (at | 4095u) + 1)
+        if (fl_read(mem, at, &b, 1)) return false;
+    return fl_read(mem, end - 1, &b, 1) == 0;
+}
+
 static bool args_readable(const siginfo_t *info, const void *ucontext) {
-    uint8_t probe[sizeof(siginfo_t) > sizeof(ucontext_t) ? sizeof(siginfo_t) : sizeof(ucontext_t)];
     const fl_reader_t *mem = fl_memory_reader();
-    return info && ucontext && mem &&
-           fl_read(mem, (uint64_t)(uintptr_t)info, probe, sizeof(siginfo_t)) == 0 &&
-           fl_read(mem, (uint64_t)(uintptr_t)ucontext, probe, sizeof(ucontext_t)) == 0;
+    return info && ucontext && mem && readable(mem, info, sizeof(siginfo_t)) &&
+           readable(mem, ucontext, sizeof(ucontext_t));
 }
 
 static void handler(int sig, siginfo_t *info, void *ucontext) {

@@ -123,28 +123,35 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
     return 0;
 }
 
-/* The row for `at` from its compact-unwind entry: the FDE an entry names for DWARF, else the
- * rule as a row. */
-static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, void *ctx,
-                          fl_cfi_row_t *row) {
-    (void)ctx;
+/* An __unwind_info lookup already made for `at` (frame 0's prologue check), for compact_source
+ * to reuse rather than repeat. */
+typedef struct looked {
+    bool have;
     fl_macho_unwind_entry_t entry;
     fl_macho_unwind_rule_t rule;
+} looked_t;
+
+/* The row for `at` from its compact-unwind entry (ctx: a looked_t, or NULL): the FDE an entry
+ * names for DWARF, else the rule as a row. */
+static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, void *ctx,
+                          fl_cfi_row_t *row) {
+    looked_t own, *l = ctx && ((looked_t *)ctx)->have ? ctx : &own;
     uint64_t start, fde;
-    if (entry_rule(c, img, at, &entry, &rule)) return FL_ENOTFOUND;
-    if (rule.kind == FL_MACHO_RULE_DWARF) {
+    if (l == &own && entry_rule(c, img, at, &own.entry, &own.rule)) return FL_ENOTFOUND;
+    if (l->rule.kind == FL_MACHO_RULE_DWARF) {
         fl_cfi_table_t t = {.mem = c->tables, .eh_frame = img->eh_frame,
                             .eh_frame_size = img->eh_frame_size, .arch = FL_ARCH, .memo = &c->memo};
         fl_cfi_fde_t f;
         int e;
-        if (!img->eh_frame || !fl_add_u64(img->eh_frame, rule.dwarf_offset, &fde)) return FL_ENOTFOUND;
+        if (!img->eh_frame || !fl_add_u64(img->eh_frame, l->rule.dwarf_offset, &fde))
+            return FL_ENOTFOUND;
         if ((e = fl_cfi_fde_parse(&t, fde, &f))) return e;
         return fl_cfi_row_compute(&t, &f, at, row);
     }
-    start = entry.start;
-    if (rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start))
+    start = l->entry.start;
+    if (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start))
         return FL_ENOTFOUND;
-    int e = fl_cfi_macho_row(&rule, c->env->mem, start, row);
+    int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
 }
 
@@ -161,6 +168,7 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
     const fl_walk_env_t *env = c->env;
     fl_dwarf_regs_t *m = &c->regs;
     uint64_t pc = m->r[FL_DWARF_PC], lookup = c->exact_pc ? pc : pc - 1;
+    looked_t looked = {.have = false};
     if (c->exact_pc) {
         /* An exact pc may lie where no table of a Darwin image is right: in an epilogue after
          * the frame is torn down (compact unwind never describes one, and compilers emit no
@@ -170,21 +178,23 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
          * itself says where the caller is. The entry's start may be an earlier function's (the
          * linker folds neighbours with equal encodings): LC_FUNCTION_STARTS then gives the
          * function's own. */
-        fl_macho_unwind_entry_t entry;
-        fl_macho_unwind_rule_t rule;
         uint64_t fstart;
-        if (fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1 ||
-            (img->unwind_info_size && entry_rule(c, img, lookup, &entry, &rule) == 0 &&
-             has_prologue(&rule) &&
-             (fl_unwind_arch_prologue(env->mem, entry.start, env->mem, m) == 1 ||
-              (function_start(env, img, lookup, &fstart) == 0 && fstart != entry.start &&
-               fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)))) {
+        bool stepped = fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1;
+        if (!stepped)
+            looked.have = img->unwind_info_size &&
+                          entry_rule(c, img, lookup, &looked.entry, &looked.rule) == 0;
+        stepped = stepped ||
+                  (looked.have && has_prologue(&looked.rule) &&
+                   (fl_unwind_arch_prologue(env->mem, looked.entry.start, env->mem, m) == 1 ||
+                    (function_start(env, img, lookup, &fstart) == 0 && fstart != looked.entry.start &&
+                     fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)));
+        if (stepped) {
             c->exact_pc = false;
             return fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out);
         }
     }
     /* No __unwind_info: __eh_frame's records alone, if any. */
-    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, NULL)
+    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, &looked)
             : img->eh_frame      ? fl_cfi_dwarf_step(c, img, lookup, 0)
                                  : FL_ENOTFOUND;
     return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;

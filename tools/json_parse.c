@@ -45,7 +45,7 @@ static fl_tool_jv_t *node(parser_t *ps, int kind, const char *at) {
     return v;
 }
 
-static int hexval(char c) {
+int fl_tool_hex_digit(char c) {
     return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
            : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
 }
@@ -79,7 +79,7 @@ static char *string(parser_t *ps, size_t *len_out) {
             return free(out), fail(ps, ps->p - 2, "bad escape in a string"), NULL;
         unsigned u = 0;
         for (int i = 0; i < 4; i++) {
-            int h = hexval(*ps->p++);
+            int h = fl_tool_hex_digit(*ps->p++);
             if (h < 0) return free(out), fail(ps, ps->p - 1, "bad \\u escape"), NULL;
             u = u << 4 | (unsigned)h;
         }
@@ -259,7 +259,7 @@ int fl_tool_json_u64(const fl_tool_jv_t *v, uint64_t *out) {
     if (!*s) return FL_EINVAL;
     uint64_t x = 0;
     for (; *s; s++) {
-        int d = hex ? hexval(*s) : (*s >= '0' && *s <= '9' ? *s - '0' : -1);
+        int d = hex ? fl_tool_hex_digit(*s) : (*s >= '0' && *s <= '9' ? *s - '0' : -1);
         unsigned base = hex ? 16u : 10u;
         if (d < 0 || x > (UINT64_MAX - (uint64_t)d) / base) return FL_EINVAL;
         x = x * base + (uint64_t)d;

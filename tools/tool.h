@@ -238,6 +238,8 @@ typedef struct fl_tool_jv {
 fl_tool_jv_t *fl_tool_json_parse(const char *text, size_t len, char *err, size_t errcap);
 void fl_tool_json_free(fl_tool_jv_t *v);
 const fl_tool_jv_t *fl_tool_json_get(const fl_tool_jv_t *obj, const char *key); /* or NULL */
+/* The value of a hexadecimal digit, or -1. */
+int fl_tool_hex_digit(char c);
 /* A 64-bit unsigned number: a string "0x<hex>" or a JSON integer; FL_EINVAL otherwise. */
 int fl_tool_json_u64(const fl_tool_jv_t *v, uint64_t *out);
 

@@ -166,11 +166,6 @@ static bool parse_registers(state_t *s, const fl_tool_jv_t *regs) {
     return true;
 }
 
-static int hexval(char c) {
-    return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
-           : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
-}
-
 static bool parse_memory(state_t *s, const fl_tool_jv_t *list) {
     static const char *const keys[] = {"address", "hex", "file", 0};
     if (!list) return true;
@@ -190,7 +185,7 @@ static bool parse_memory(state_t *s, const fl_tool_jv_t *list) {
             len = hex->len / 2;
             if (!(bytes = malloc(len ? len : 1))) return fail(s, hex, "out of memory", 0);
             for (uint64_t k = 0; k < len; k++) {
-                int hi = hexval(hex->str[2 * k]), lo = hexval(hex->str[2 * k + 1]);
+                int hi = fl_tool_hex_digit(hex->str[2 * k]), lo = fl_tool_hex_digit(hex->str[2 * k + 1]);
                 if (hi < 0 || lo < 0) return free(bytes), fail(s, hex, "hex holds a non-hex digit", 0);
                 bytes[k] = (uint8_t)(hi << 4 | lo);
             }
