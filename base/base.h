@@ -108,6 +108,16 @@ long fl_sys_mmap_anon(size_t len, void **out);
  * open's (O_NOFOLLOW). AS-SAFE. */
 int fl_open_regular(int dirfd, const char *path, int flags, uint64_t *size);
 
+/* Maps the first size bytes of fd read-only, for the tools reading files they did not write
+ * (binaries, debug files, caches): if the file shrinks while mapped, reads past its new end see
+ * zeros instead of killing the process with SIGBUS, and a line on stderr names path (printable
+ * ASCII only). The first call installs the SIGBUS handler that does this; it also takes
+ * "past the end of the object" faults in mappings made by libraries (libdw), without a name.
+ * 0, FL_EINVAL (size 0), FL_EIO (errno). NOT AS-SAFE. */
+int fl_file_map(int fd, uint64_t size, const char *path, const void **out);
+/* Unmaps what fl_file_map mapped. NOT AS-SAFE. */
+void fl_file_unmap(const void *map, uint64_t size);
+
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
 

@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
@@ -112,25 +110,21 @@ int fl_elf_file_open(const char *path, fl_elf_file_t **out) {
     uint64_t fsize;
     int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        close(fd);
-        return FL_EIO;
-    }
-    if (!S_ISREG(st.st_mode) || st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+    if (fsize < sizeof(Elf64_Ehdr)) {
         close(fd);
         return FL_EBADDATA;
     }
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const void *map;
+    int err = fl_file_map(fd, fsize, path, &map);
     close(fd);
-    if (map == MAP_FAILED) return FL_EIO;
+    if (err) return err;
     fl_elf_file_t *f = calloc(1, sizeof *f);
     if (!f) {
-        munmap(map, (size_t)st.st_size);
+        fl_file_unmap(map, fsize);
         return FL_ENOMEM;
     }
     f->data = map;
-    f->size = (uint64_t)st.st_size;
+    f->size = fsize;
     fl_reader_init_buffer(&f->reader, f->data, f->size, 0);
     int e = validate(f);
     if (e) {
@@ -143,7 +137,7 @@ int fl_elf_file_open(const char *path, fl_elf_file_t **out) {
 
 void fl_elf_file_close(fl_elf_file_t *f) {
     if (!f) return;
-    munmap((void *)f->data, (size_t)f->size);
+    fl_file_unmap(f->data, f->size);
     free(f->syms);
     free(f);
 }

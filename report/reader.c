@@ -11,7 +11,19 @@
 #include "faultline.pb-c.h"
 #include "report/report.h"
 
-#define READ_MAX ((size_t)64 << 20)
+/* The reader's caps, so that a hostile report costs bounded time and memory (well under 1 s and
+ * 100 MB): the bytes read from a file, the threads and images writers write at most, the frames of
+ * all threads together (what a writer with the default limits writes at most: rendering them all
+ * as JSON takes ~0.35 s), and what protobuf-c may allocate for one decode (which covers whatever
+ * the counts do not: unknown fields, long repeated fields). Past one, the report decodes up to the
+ * top-level field that would pass it, is marked truncated and gets a note naming the limit. */
+#define READ_MAX ((size_t)16 << 20)
+#define THREADS_MAX ((size_t)FL_MAX_THREADS_LIMIT)
+#define IMAGES_MAX ((size_t)FL_IMAGES_MAX)
+#define FRAMES_TOTAL_MAX ((size_t)FL_DEFAULT_MAX_THREADS * FL_DEFAULT_MAX_FRAMES) /* 262,144 */
+#define FIELDS_MAX ((size_t)1 << 16) /* top-level: threads, images, annotations, notes, ... */
+#define ALLOC_MAX ((size_t)48 << 20)
+_Static_assert(READ_MAX < ALLOC_MAX, "a file within READ_MAX decodes within ALLOC_MAX");
 
 /* Field 1 = "faultline", then field 2's tag; the version varint follows. */
 static const uint8_t magic_prefix[12] = {0x0a, 9,   'f', 'a', 'u', 'l',
@@ -66,6 +78,89 @@ static size_t prefix_end(const uint8_t *p, size_t len, size_t max, size_t *count
     return pos;
 }
 
+/* The frames a Thread message's bytes hold (the packed deltas of version 2, the Frame messages of
+ * version 1), counted without decoding: what protobuf-c will allocate for them. */
+static size_t thread_frames(const uint8_t *p, size_t len) {
+    size_t pos = 0, v1 = 0, pcs = 0, sps = 0;
+    while (pos < len) {
+        size_t at = pos;
+        uint64_t tag, n;
+        if (!skip_field(p, len, &pos) || !get_varint(p, len, &at, &tag))
+            break;
+        unsigned field = (unsigned)(tag >> 3);
+        if (field == 5) {
+            v1++;
+        } else if ((field == 10 || field == 11) && (tag & 7) == 2 && get_varint(p, len, &at, &n)) {
+            size_t k = 0; /* packed varints: one per byte without the continuation bit */
+            for (const uint8_t *b = p + at, *e = p + pos; b < e; b++)
+                k += !(*b & 0x80);
+            *(field == 10 ? &pcs : &sps) += k;
+        } else if (field == 10 || field == 11) {
+            (*(field == 10 ? &pcs : &sps))++;
+        }
+    }
+    return v1 + (pcs > sps ? pcs : sps);
+}
+
+/* The end of the longest prefix of complete top-level fields within the caps on fields, threads,
+ * images and frames; *why names the cap that cut it ("more than *limit <why>"), or stays NULL. */
+static size_t capped_end(const uint8_t *p, size_t len, const char **why, size_t *limit) {
+    size_t pos = 0, threads = 0, images = 0, frames = 0, fields = 0;
+    *why = NULL;
+    while (pos < len) {
+        if (++fields > FIELDS_MAX) {
+            *why = "top-level fields";
+            *limit = FIELDS_MAX;
+            break;
+        }
+        size_t next = pos, at = pos;
+        uint64_t tag, n;
+        if (!skip_field(p, len, &next) || !get_varint(p, len, &at, &tag))
+            break;
+        if (tag == (5u << 3 | 2) && get_varint(p, len, &at, &n)) {
+            size_t f = thread_frames(p + at, next - at);
+            if (++threads > THREADS_MAX) {
+                *why = "threads";
+                *limit = THREADS_MAX;
+            } else if (f > FRAMES_TOTAL_MAX - frames) {
+                *why = "frames in all threads";
+                *limit = FRAMES_TOTAL_MAX;
+            }
+            frames += f;
+        } else if (tag >> 3 == 6 && ++images > IMAGES_MAX) {
+            *why = "images";
+            *limit = IMAGES_MAX;
+        }
+        if (*why)
+            break;
+        pos = next;
+    }
+    return pos;
+}
+
+/* protobuf-c's allocations for one decode, on a budget (malloc underneath, so that
+ * free_unpacked with the default allocator frees them). */
+typedef struct budget {
+    size_t left;
+    bool exceeded;
+} budget_t;
+
+static void *budget_alloc(void *data, size_t size) {
+    budget_t *b = data;
+    size_t cost = size + 16; /* malloc's own overhead, roughly */
+    if (cost < size || cost > b->left) {
+        b->exceeded = true;
+        return NULL;
+    }
+    b->left -= cost;
+    return malloc(size);
+}
+
+static void budget_free(void *data, void *p) {
+    (void)data;
+    free(p);
+}
+
 /* ---- Version 2: compact threads, checked and then expanded into `registers` and `frames` ---- */
 
 _Static_assert(FL_REPORT_FRAMES_MAX >= FL_MAX_FRAMES_LIMIT, "a reader cuts what writers write");
@@ -76,9 +171,13 @@ static bool thread_valid(const Faultline__Thread *t) {
            t->frame_sp_shift < 64 && t->n_register_values <= FL_REPORT_REGS_MAX;
 }
 
-/* protobuf-c's unpack, plus the checks protobuf-c cannot make: NULL for either failure. */
-static Faultline__Report *unpack(const uint8_t *data, size_t len) {
-    Faultline__Report *r = faultline__report__unpack(NULL, len, data);
+/* protobuf-c's unpack within ALLOC_MAX, plus the checks protobuf-c cannot make: NULL for any
+ * failure (*exceeded set when it was the budget's). */
+static Faultline__Report *unpack(const uint8_t *data, size_t len, bool *exceeded) {
+    budget_t b = {.left = ALLOC_MAX};
+    ProtobufCAllocator a = {.alloc = budget_alloc, .free = budget_free, .allocator_data = &b};
+    Faultline__Report *r = faultline__report__unpack(&a, len, data);
+    *exceeded |= b.exceeded;
     for (size_t i = 0; r && i < r->n_threads; i++) {
         if (!thread_valid(r->threads[i])) {
             faultline__report__free_unpacked(r, NULL);
@@ -168,8 +267,28 @@ static int expand(Faultline__Report *r) {
     return 0;
 }
 
-int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report **out,
-                     bool *truncated) {
+/* Appends a note (allocated like protobuf-c's own, so that free_unpacked frees it). */
+static int add_note(Faultline__Report *r, const char *text) {
+    Faultline__Note **v = realloc(r->notes, (r->n_notes + 1) * sizeof *v);
+    if (!v)
+        return FL_ENOMEM;
+    r->notes = v;
+    Faultline__Note *n = malloc(sizeof *n);
+    char *copy = strdup(text);
+    if (!n || !copy) {
+        free(n);
+        free(copy);
+        return FL_ENOMEM;
+    }
+    faultline__note__init(n);
+    n->text = copy;
+    r->notes[r->n_notes++] = n;
+    return 0;
+}
+
+/* fl_report_decode of the first len bytes of a file of file_size bytes. */
+static int decode(const uint8_t *data, size_t len, uint64_t file_size,
+                  struct Faultline__Report **out, bool *truncated) {
     *out = NULL;
     *truncated = false;
     if (!data || len < 13 || memcmp(data, magic_prefix, sizeof magic_prefix) != 0)
@@ -181,19 +300,22 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
     if (version > FL_REPORT_FORMAT_VERSION)
         return FL_EVERSION;
 
-    size_t fields;
-    size_t end = prefix_end(data, len, SIZE_MAX, &fields);
-    Faultline__Report *r = unpack(data, end);
+    const char *cap;
+    size_t fields, limit = 0, end = capped_end(data, len, &cap, &limit);
+    prefix_end(data, end, SIZE_MAX, &fields);
+    bool over_budget = false;
+    Faultline__Report *r = unpack(data, end, &over_budget);
     bool damaged = false;
     if (!r) {
-        /* A complete field whose content does not decode (damage, not truncation): keep the
-         * fields before it. Prefixes up to the bad field decode and all longer ones fail, so
-         * binary search for the longest; the first two (magic, version) are known good. */
+        /* A complete field whose content does not decode (damage, not truncation), or that
+         * passes the allocation budget: keep the fields before it. Prefixes up to the bad field
+         * decode and all longer ones fail, so binary search for the longest; the first two
+         * (magic, version) are known good. */
         size_t good = 2, bad = fields;
         while (bad - good > 1) {
             size_t mid = good + (bad - good) / 2, n;
             size_t mid_end = prefix_end(data, len, mid, &n);
-            Faultline__Report *t = unpack(data, mid_end);
+            Faultline__Report *t = unpack(data, mid_end, &over_budget);
             if (t) {
                 faultline__report__free_unpacked(t, NULL);
                 good = mid;
@@ -202,19 +324,37 @@ int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report *
             }
         }
         end = prefix_end(data, len, good, &fields);
-        r = unpack(data, end);
+        r = unpack(data, end, &over_budget);
         if (!r)
             return FL_EBADDATA;
         damaged = true;
     }
     int err = expand(r);
+    char note[256];
+    if (!err && (cap || over_budget || file_size > len)) {
+        char what[64];
+        if (cap)
+            snprintf(what, sizeof what, "more than %zu %s", limit, cap);
+        else
+            snprintf(what, sizeof what, "%s than %zu MiB",
+                     over_budget ? "decoding would allocate more" : "the file is larger",
+                     (over_budget ? ALLOC_MAX : READ_MAX) >> 20);
+        snprintf(note, sizeof note, "reader limit reached: %s; decoded the first %zu of %llu bytes",
+                 what, end, (unsigned long long)file_size);
+        err = add_note(r, note);
+    }
     if (err) {
         faultline__report__free_unpacked(r, NULL);
         return err;
     }
     *out = r;
-    *truncated = damaged || end < len || !r->complete;
+    *truncated = damaged || end < file_size || !r->complete;
     return 0;
+}
+
+int fl_report_decode(const uint8_t *data, size_t len, struct Faultline__Report **out,
+                     bool *truncated) {
+    return decode(data, len, len, out, truncated);
 }
 
 int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated) {
@@ -224,41 +364,25 @@ int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *
     int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0)
         return fd;
-    struct stat st;
-    size_t cap = 64 * 1024, len = 0;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0)
-        cap = (uint64_t)st.st_size < READ_MAX ? (size_t)st.st_size + 1 : READ_MAX + 1;
-    uint8_t *buf = malloc(cap);
+    /* At most READ_MAX bytes: a larger file decodes as far as they go (decode notes it). */
+    size_t cap = fsize < READ_MAX ? (size_t)fsize : READ_MAX, len = 0;
+    uint8_t *buf = malloc(cap ? cap : 1);
     int err = buf ? 0 : FL_ENOMEM;
-    while (!err) {
-        if (len == cap) {
-            if (cap > READ_MAX) {
-                err = FL_ERANGE;
-                break;
-            }
-            size_t ncap = cap * 2 > READ_MAX + 1 ? READ_MAX + 1 : cap * 2;
-            uint8_t *nbuf = realloc(buf, ncap);
-            if (!nbuf) {
-                err = FL_ENOMEM;
-                break;
-            }
-            buf = nbuf;
-            cap = ncap;
-        }
+    while (!err && len < cap) {
         ssize_t n = read(fd, buf + len, cap - len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
             err = FL_EIO;
         else if (n == 0)
-            break;
+            break; /* shrank since fstat: what is there is the report */
         else
             len += (size_t)n;
     }
     int saved = errno;
     close(fd);
     if (!err)
-        err = fl_report_decode(buf, len, out, truncated);
+        err = decode(buf, len, fsize > len ? fsize : len, out, truncated);
     free(buf);
     errno = saved;
     return err;

@@ -4,8 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "tools/tool.h"
@@ -20,7 +18,7 @@ typedef struct slice {
 struct fl_tool_bin {
     int kind;
     fl_elf_file_t *elf;
-    void *map; /* Mach-O: the whole file */
+    const void *map; /* Mach-O: the whole file */
     size_t size;
     fl_reader_t reader;
     unsigned nslices;
@@ -36,17 +34,18 @@ static int open_macho(const char *path, fl_tool_bin_t *b) {
         close(fd);
         return FL_EBADDATA;
     }
-    void *map = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
+    const void *map;
+    int err = fl_file_map(fd, size, path, &map);
     int e = errno;
     close(fd);
-    if (map == MAP_FAILED) {
+    if (err) {
         errno = e;
-        return FL_EIO;
+        return err;
     }
     b->map = map;
     b->size = (size_t)size;
     fl_reader_init_buffer(&b->reader, map, b->size, 0);
-    int err = fl_macho_slices(&b->reader, b->size, b->slices, FL_MACHO_FAT_MAX, &b->nslices);
+    err = fl_macho_slices(&b->reader, b->size, b->slices, FL_MACHO_FAT_MAX, &b->nslices);
     if (err == FL_ERANGE) err = 0; /* more slices than we keep: the first ones still work */
     if (err) return err;
     for (unsigned i = 0; i < b->nslices; i++)
@@ -92,7 +91,7 @@ void fl_tool_bin_close(fl_tool_bin_t *b) {
     if (!b) return;
     if (b->elf) fl_elf_file_close(b->elf);
     for (unsigned i = 0; i < b->nslices; i++) fl_macho_symindex_free(b->s[i].ix);
-    if (b->map) munmap(b->map, b->size);
+    if (b->map) fl_file_unmap(b->map, b->size);
     free(b);
 }
 

@@ -4,7 +4,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -152,14 +151,11 @@ static bool file_crc_is(const char *path, uint32_t crc) {
     uint64_t fsize;
     int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return false;
-    struct stat sb;
+    const void *m;
     bool ok = false;
-    if (fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size > 0) {
-        void *m = mmap(NULL, (size_t)sb.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-        if (m != MAP_FAILED) {
-            ok = fl_tool_crc32(0, m, (size_t)sb.st_size) == crc;
-            munmap(m, (size_t)sb.st_size);
-        }
+    if (fl_file_map(fd, fsize, path, &m) == 0) {
+        ok = fl_tool_crc32(0, m, (size_t)fsize) == crc;
+        fl_file_unmap(m, fsize);
     }
     close(fd);
     return ok;

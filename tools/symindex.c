@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -110,7 +109,7 @@ static uint64_t ix_check(const fl_tool_symindex_t *ix) {
 
 void fl_tool_symindex_free(fl_tool_symindex_t *ix) {
     if (!ix) return;
-    if (ix->mapped) munmap(ix->mem, ix->size);
+    if (ix->mapped) fl_file_unmap(ix->mem, ix->size);
     else free(ix->mem);
     free(ix);
 }
@@ -545,20 +544,18 @@ static fl_tool_symindex_t *cache_load(const char *path, const uint8_t *id, unsig
     uint64_t fsize;
     int fd = fl_open_regular(AT_FDCWD, path, 0, &fsize);
     if (fd < 0) return NULL;
-    struct stat st;
-    void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= (off_t)sizeof(ix_hdr_t))
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (map != MAP_FAILED) futimens(fd, NULL); /* recently used: pruned last */
+    const void *map = NULL;
+    if (fsize >= sizeof(ix_hdr_t) && fl_file_map(fd, fsize, path, &map) == 0)
+        futimens(fd, NULL); /* recently used: pruned last */
     close(fd);
-    if (map == MAP_FAILED) return NULL;
+    if (!map) return NULL;
     fl_tool_symindex_t *ix = calloc(1, sizeof *ix);
     if (!ix) {
-        munmap(map, (size_t)st.st_size);
+        fl_file_unmap(map, fsize);
         return NULL;
     }
-    ix->mem = map;
-    ix->size = (size_t)st.st_size;
+    ix->mem = (void *)(uintptr_t)map;
+    ix->size = (size_t)fsize;
     ix->mapped = true;
     ix->from_cache = true;
     if (!ix_layout(ix) || ix->h->id_len != id_len || memcmp(ix->h->id, id, id_len) != 0 ||

@@ -759,7 +759,8 @@ class Emulation:
 
         def on_code_profile(uc_, addr, size, _):
             on_code(uc_, addr, size, _)
-            profile[addr] = profile.get(addr, 0) + 1
+            k = (len(marks), addr)  # by interval between marks, for per-step profiles
+            profile[k] = profile.get(k, 0) + 1
 
         def on_write(uc_, access, addr, size, value, _):
             if addr == ARGS + A_PHASE:
@@ -785,7 +786,7 @@ class Emulation:
         # Costs per pass, from the marks: instructions (and reads beyond the stack, which on
         # Darwin are vm_read_overwrite calls) describing the image, up to frame 0, for each
         # further frame, and after the last (the steps that found no caller).
-        bounds = []
+        bounds, at_marks = [], []
         for c, r, what, v in marks:
             if what == "phase" and v % 2 == 1:
                 bounds.append({"start": (c, r), "at": []})
@@ -793,6 +794,8 @@ class Emulation:
                 bounds[-1]["walk"] = (c, r)
             elif bounds:
                 bounds[-1]["at"].append((c, r))
+                bounds[-1].setdefault("marks", []).append(len(at_marks))
+            at_marks.append(None)
         if len(bounds) != PASSES:
             raise HarnessError(f"emu_walk made {len(bounds)} passes, not {PASSES}")
         out = []
@@ -810,6 +813,9 @@ class Emulation:
                 "costs": [at[i][0] - at[i - 1][0] for i in range(1, len(at))],
                 "reads": [at[i][1] - at[i - 1][1] for i in range(1, len(at))],
                 "end": end[0] - at[-1][0] if at else None,
+                # --profile: the key of the instructions of step i (frame i-1 -> i) is
+                # intervals[i - 1]
+                "intervals": [m + 1 for m in b.get("marks", [])],
             })
         # Passes 3 and 4, uncounted (no hook: the emulator runs them at full speed).
         self._run_walk(self._call_walk(((1 << REG_PASSES) - 1) << PASSES))
@@ -1159,6 +1165,7 @@ def main():
     bench = []  # per walked frame: arch, build, case, kind, cold, warm
     encodings_seen = {}  # (arch, build) -> {function: (enc, kind)}
     profiles, profiles_frames = {}, {}  # --profile: arch -> {function: instructions}
+    step_profiles = {}  # --profile: (arch, step) -> [{function: instructions}, steps]
     sweeps = []  # --sweep: one summary per program
     for arch, bname, path in listed:
         if arch not in arches or (want_builds and bname not in want_builds):
@@ -1250,7 +1257,7 @@ def main():
                                                        "end", "reason")} for w in walks]
                     if prof:
                         agg = profiles.setdefault(arch, {})
-                        for a, n in prof.items():
+                        for (_, a), n in prof.items():
                             f = prog.m.function_of(a - prog.slide)
                             agg[f[2] if f else hex(a)] = agg.get(f[2] if f else hex(a), 0) + n
                         profiles_frames[arch] = profiles_frames.get(arch, 0) + \
@@ -1271,6 +1278,17 @@ def main():
                                           "instructions": w["costs"][i - 1],
                                           "reads": w["reads"][i - 1]})
                             stepped_from.add(fn)
+                            if prof and wname == "cold" and bench[-1]["first"]:
+                                key = (arch, ("frame 0 cold, " if i == 1 else "first visit cold, ")
+                                       + bench[-1]["step"])
+                                agg = step_profiles.setdefault(key, [{}, 0])
+                                agg[1] += 1
+                                iv = w["intervals"][i - 1]
+                                for (k2, a), n in prof.items():
+                                    if k2 == iv:
+                                        f = prog.m.function_of(a - prog.slide)
+                                        nm = f[2] if f else hex(a)
+                                        agg[0][nm] = agg[0].get(nm, 0) + n
                 except HarnessError as e:
                     results["b"] = ("FAIL", f"{e}", None)
             row["results"] = results
@@ -1417,6 +1435,12 @@ def main():
               f"{profiles_frames[arch]} frames (both passes, all cases); top functions:")
         for fn, n in sorted(agg.items(), key=lambda kv: -kv[1])[:25]:
             print(f"  {n:10} {100.0 * n / total:5.1f} %  {fn}")
+    for (arch, what), (agg, steps) in sorted(step_profiles.items()):
+        total = sum(agg.values())
+        print(f"\nProfile, {arch}, {what}: {steps} steps, {total / max(steps, 1):.0f} "
+              f"instructions a step; top functions (instructions a step):")
+        for fn, n in sorted(agg.items(), key=lambda kv: -kv[1])[:15]:
+            print(f"  {n / steps:10.1f} {100.0 * n / total:5.1f} %  {fn}")
     if args.bench:
         with open(args.bench, "w") as f:
             json.dump({"summary": summary, "frames": bench,

@@ -3,12 +3,19 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "faultline.pb-c.h"
 #include "sample.h"
 #include "test.h"
+
+static bool has_note(const Faultline__Report *r, const char *text) {
+    for (size_t i = 0; i < r->n_notes; i++)
+        if (strstr(r->notes[i]->text, text)) return true;
+    return false;
+}
 
 /* Items of `field` wholly inside the first `len` bytes, from the offsets the writer reported. */
 static size_t complete_items(const sample_t *s, unsigned field, uint64_t len) {
@@ -153,12 +160,97 @@ static void test_read_file(const char *dir, const uint8_t *data, size_t len) {
     CHECK(sample_write_file(path, "", 0) == 0);
     CHECK_EQ_U64(fl_report_read_file(path, &r, &truncated), FL_ENOTREPORT);
 
-    /* Larger than the 64 MiB cap (sparse, so cheap to make). */
+    /* Larger than the 16 MiB the reader reads (sparse, so cheap to make): the report in its
+     * first bytes decodes, marked truncated, with a note. */
     snprintf(path, sizeof path, "%s/huge.flr", dir);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     CHECK(fd >= 0 && write(fd, data, len) == (ssize_t)len && ftruncate(fd, (65 << 20)) == 0);
     close(fd);
-    CHECK_EQ_U64(fl_report_read_file(path, &r, &truncated), FL_ERANGE);
+    CHECK_EQ_U64(fl_report_read_file(path, &r, &truncated), 0);
+    CHECK(r && truncated && r->n_threads == SAMPLE_THREADS &&
+          has_note(r, "reader limit reached: the file is larger than 16 MiB"));
+    fl_report_free(r);
+}
+
+/* The sample report followed by n copies of one top-level field (tag, then a body of body_len
+ * bytes, each byte fill; the length is written as a varint); malloc'd, *out_len set. */
+static uint8_t *with_fields(const uint8_t *data, size_t len, uint8_t tag, size_t body_len,
+                            uint8_t fill, size_t n, size_t *out_len) {
+    size_t one = 1 + 10 + body_len;
+    uint8_t *buf = malloc(len + n * one), *p = buf;
+    if (!buf) return NULL;
+    memcpy(p, data, len);
+    p += len;
+    for (size_t i = 0; i < n; i++) {
+        *p++ = tag;
+        for (size_t v = body_len; ; v >>= 7) {
+            *p++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+            if (v < 0x80) break;
+        }
+        memset(p, fill, body_len);
+        p += body_len;
+    }
+    *out_len = (size_t)(p - buf);
+    return buf;
+}
+
+/* A thread whose only field is packed field `field` (9 registers, 10 pc deltas) of n one-byte
+ * elements. */
+static uint8_t *with_packed_thread(const uint8_t *data, size_t len, unsigned field, size_t n,
+                                   size_t *out_len) {
+    uint8_t head[16], *p = head;
+    *p++ = (uint8_t)(field << 3 | 2);
+    for (size_t v = n; ; v >>= 7) {
+        *p++ = (uint8_t)(v & 0x7f) | (v >= 0x80 ? 0x80 : 0);
+        if (v < 0x80) break;
+    }
+    size_t hl = (size_t)(p - head), body = hl + n, total;
+    uint8_t *buf = with_fields(data, len, 5u << 3 | 2, body, 2, 1, &total);
+    if (buf) memcpy(buf + total - body, head, hl);
+    *out_len = total;
+    return buf;
+}
+
+/* The reader's caps (report/reader.c): past one, the report decodes up to the top-level field
+ * that would pass it, marked truncated, with a note naming the limit. */
+static void test_caps(const uint8_t *data, size_t len) {
+    static const struct {
+        const char *note;
+        uint8_t tag;   /* a field appended many times, or 0: one thread of packed elements */
+        size_t count;  /* copies, or packed elements */
+        unsigned packed_field;
+        size_t threads, images; /* what decodes */
+    } cases[] = {
+        {"more than 4096 threads", 5u << 3 | 2, 5000, 0, 4096, SAMPLE_IMAGES},
+        {"more than 2048 images", 6u << 3 | 2, 3000, 0, SAMPLE_THREADS, 2048},
+        {"more than 65536 top-level fields", 7u << 3 | 2, 70000, 0, SAMPLE_THREADS,
+         SAMPLE_IMAGES}, /* (empty annotations) */
+        {"more than 262144 frames in all threads", 0, 300000, 10, SAMPLE_THREADS,
+         SAMPLE_IMAGES},
+        {"decoding would allocate more than 48 MiB", 0, 7u << 20, 9, SAMPLE_THREADS,
+         SAMPLE_IMAGES},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        size_t blen = 0;
+        uint8_t *buf = cases[i].tag
+                           ? with_fields(data, len, cases[i].tag, 0, 0, cases[i].count, &blen)
+                           : with_packed_thread(data, len, cases[i].packed_field,
+                                                cases[i].count, &blen);
+        Faultline__Report *r = NULL;
+        bool truncated = false;
+        CHECK(buf != NULL);
+        if (!buf) continue;
+        CHECK_EQ_U64(fl_report_decode(buf, blen, &r, &truncated), 0);
+        CHECK(r && truncated && has_note(r, cases[i].note));
+        if (r) {
+            CHECK_EQ_U64(r->n_threads, cases[i].threads);
+            CHECK_EQ_U64(r->n_images, cases[i].images);
+            if (cases[i].tag == (7u << 3 | 2))
+                CHECK(r->n_annotations > 65000 && r->n_annotations < 65536);
+        }
+        fl_report_free(r);
+        free(buf);
+    }
 }
 
 int main(void) {
@@ -178,6 +270,7 @@ int main(void) {
         test_every_prefix(&s, data, len);
         test_damage(&s, data, len);
         test_read_file(dir, data, len);
+        test_caps(data, len);
     }
     free(data);
     sample_rmtree(dir);
