@@ -118,6 +118,11 @@ int fl_file_map(int fd, uint64_t size, const char *path, const void **out);
 /* Unmaps what fl_file_map mapped. NOT AS-SAFE. */
 void fl_file_unmap(const void *map, uint64_t size);
 
+/* Where reports go when nobody says (the preload library, `faultline run`):
+ * $XDG_STATE_HOME/faultline/reports, else $HOME/.local/state/faultline/reports, else
+ * /tmp/faultline-UID/faultline/reports; NULL if it does not fit in cap. NOT AS-SAFE (getenv). */
+const char *fl_report_dir_default(char *buf, size_t cap);
+
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
 

@@ -2,6 +2,7 @@
 /* Whole writes, diagnostic lines and opening untrusted files, on top of each platform's calls. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -21,6 +22,23 @@ long fl_sys_write_all(int fd, const void *buf, size_t len) {
         len -= (size_t)n;
     }
     return 0;
+}
+
+const char *fl_report_dir_default(char *buf, size_t cap) {
+    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, buf, cap);
+    if (xdg && xdg[0] == '/') {
+        fl_strbuf_puts(&sb, xdg);
+    } else if (home && home[0] == '/') {
+        fl_strbuf_puts(&sb, home);
+        fl_strbuf_puts(&sb, "/.local/state");
+    } else {
+        fl_strbuf_puts(&sb, "/tmp/faultline-");
+        fl_strbuf_putu(&sb, (uint64_t)getuid());
+    }
+    fl_strbuf_puts(&sb, "/faultline/reports");
+    return sb.len + 1 < cap ? buf : NULL;
 }
 
 void fl_log_stderr(const char *msg) {

@@ -13,6 +13,7 @@
 const int fl_crash_signals[FL_CRASH_SIGNAL_COUNT] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE,
                                                      SIGABRT, SIGTRAP, SIGSYS};
 static struct sigaction g_previous[FL_CRASH_SIGNAL_COUNT];
+static uint64_t g_caught; /* the signals whose action is ours (and g_previous[i] theirs) */
 static volatile int g_actions_restored;
 
 enum { IDLE = 0, CAPTURING = 1, DONE = 2, SNAPSHOT = 3 };
@@ -25,7 +26,8 @@ static volatile int g_owner_depth; /* handler entries on the owner thread (recra
 /* sigaction is async-signal-safe. */
 void fl_crash_restore_signal_actions(void) {
     if (__atomic_exchange_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST)) return;
-    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (g_caught >> fl_crash_signals[i] & 1) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
 }
 
 static void set_default(int sig) {
@@ -234,11 +236,18 @@ int fl_crash_handlers_install(void) {
      * again (to recover at a guard, or to die of the original signal) instead of being forced
      * fatal by the kernel as a blocked synchronous signal. Other signals wait until we are done. */
     fl_crash_sigaction_init(&sa, handler, SA_NODEFER);
+    g_caught = 0;
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
-        if (sigaction(fl_crash_signals[i], &sa, &g_previous[i]) != 0) {
-            while (i--) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+        int sig = fl_crash_signals[i];
+        if (!(fl_crash_config.signals >> sig & 1)) continue;
+        if (sigaction(sig, &sa, &g_previous[i]) != 0) {
+            while (i--)
+                if (g_caught >> fl_crash_signals[i] & 1)
+                    sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+            g_caught = 0;
             return FL_EIO;
         }
+        g_caught |= 1ull << sig;
     }
     __atomic_store_n(&g_actions_restored, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
@@ -249,7 +258,8 @@ void fl_crash_handlers_uninstall(void) {
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
         struct sigaction cur;
         /* Only undo our own action: one the application installed after us stays. */
-        if (sigaction(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        if ((g_caught >> fl_crash_signals[i] & 1) &&
+            sigaction(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
             cur.sa_sigaction == handler)
             sigaction(fl_crash_signals[i], &g_previous[i], NULL);
     }

@@ -71,7 +71,11 @@ int fl_install(const fl_options *opts) {
     if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;
     if (opts->max_frames > FL_MAX_FRAMES_LIMIT || opts->max_threads > FL_MAX_THREADS_LIMIT)
         return FL_EINVAL;
+    uint64_t all = 0;
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) all |= 1ull << fl_crash_signals[i];
+    if (opts->signals & ~all) return FL_EINVAL;
     fl_crash_config_t *c = &fl_crash_config;
+    c->signals = opts->signals ? opts->signals : all;
     int e = prepare_dir(opts->report_dir);
     if (e) return e;
     c->max_threads = opts->max_threads ? opts->max_threads : FL_DEFAULT_MAX_THREADS;

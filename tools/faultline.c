@@ -162,6 +162,8 @@ int main(int argc, char **argv) {
         return cmd_symbolicate(argc - 2, argv + 2);
     if (strcmp(cmd, "triage") == 0)
         return fl_tool_cmd_triage(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0)
+        return fl_tool_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "upload") == 0)
         return fl_tool_upload_exec(argv[0], argc - 2, argv + 2);
     fprintf(stderr, "faultline: unknown command %s\n", cmd);

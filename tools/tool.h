@@ -216,6 +216,10 @@ int fl_tool_cmd_upload(int argc, char **argv);
 /* `faultline upload`: executes faultline-upload with argv, from the directory of self (faultline's
  * argv[0]) if it has one, else from PATH; returns 1, with a message, only if neither runs. */
 int fl_tool_upload_exec(const char *self, int argc, char **argv);
+/* `faultline run [OPTIONS] [--] PROGRAM ARGS...` (run.c, docs/preload.md): the program with
+ * libfaultline-preload.so; when it dies of a signal that wrote a report, the report on stderr.
+ * The exit status is the program's, or 128 + the signal that killed it. */
+int fl_tool_cmd_run(int argc, char **argv);
 
 /* ---- Reading JSON input (json_parse.c): a tree, bounded for untrusted files ---- */
 

@@ -43,6 +43,9 @@ typedef struct fl_options {
     unsigned max_threads;    /* 0 = default (FL_DEFAULT_MAX_THREADS) */
     unsigned max_frames;     /* 0 = default (FL_DEFAULT_MAX_FRAMES), per thread */
     unsigned thread_timeout_ms; /* 0 = default 1000: how long a capture waits for other threads */
+    uint64_t signals;        /* 0 = every signal fl_install catches (below); else those to catch,
+                              * as bits (1ull << SIGSEGV) | ...: any other bit is FL_EINVAL, and
+                              * the signals left out keep their actions */
 } fl_options;
 
 #define FL_DEFAULT_MAX_THREADS 1024u
@@ -52,7 +55,8 @@ typedef struct fl_options {
 #define FL_MAX_ANNOTATIONS 64u
 #define FL_MAX_ANNOTATION_BYTES 256u /* key and value each, including the terminating NUL */
 
-/* Installs the crash handlers (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS), gives
+/* Installs the crash handlers (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, or the
+ * ones of opts->signals), gives
  * the calling thread an alternate signal stack and prepares everything the crash path needs.
  * Returns 0 or a negative FL_E* code; FL_EBUSY if already installed.
  * NOT AS-SAFE. Not thread-safe against concurrent fl_install/fl_uninstall. */

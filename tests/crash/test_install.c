@@ -69,6 +69,20 @@ int main(void) {
     CHECK(handler_is(SIGBUS, SIG_DFL));
     fl_uninstall(); /* twice: harmless */
 
+    /* opts.signals: only those are caught; the others keep the application's action, before
+     * and after fl_uninstall; a bit of a signal fl_install does not catch is refused. */
+    fl_options some = {.report_dir = dir, .signals = 1ull << SIGSEGV | 1ull << SIGBUS};
+    signal(SIGABRT, app_handler);
+    CHECK(fl_install(&some) == 0);
+    sigaction(SIGBUS, NULL, &cur);
+    CHECK(cur.sa_flags & SA_SIGINFO);
+    CHECK(handler_is(SIGABRT, app_handler) && handler_is(SIGILL, SIG_DFL));
+    fl_uninstall();
+    CHECK(handler_is(SIGABRT, app_handler) && handler_is(SIGSEGV, app_handler));
+    signal(SIGABRT, SIG_DFL);
+    fl_options odd = {.report_dir = dir, .signals = 1ull << SIGUSR1};
+    CHECK(fl_install(&odd) == FL_EINVAL);
+
     /* A handler the application installed after us survives fl_uninstall. */
     CHECK(fl_install(&o) == 0);
     signal(SIGILL, app_handler);

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/* libfaultline-preload.so: fl_install from a constructor, configured by FAULTLINE_* variables. */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "base/base.h"
+#include "faultline/faultline.h"
+
+#define LIB_NAME "libfaultline-preload.so"
+
+static const struct {
+    const char *name;
+    int sig;
+} k_signals[] = {{"SEGV", SIGSEGV}, {"BUS", SIGBUS}, {"ILL", SIGILL},  {"FPE", SIGFPE},
+                 {"ABRT", SIGABRT}, {"TRAP", SIGTRAP}, {"SYS", SIGSYS}};
+
+static void say(const char *what, const char *detail) {
+    char msg[512];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, msg, sizeof msg);
+    fl_strbuf_puts(&sb, "preload: ");
+    fl_strbuf_puts(&sb, what);
+    fl_strbuf_puts(&sb, detail);
+    fl_log_stderr(msg);
+}
+
+/* "SEGV,BUS" (names with or without SIG, case as written in signal.h, or numbers; commas or
+ * spaces between): *mask gets their bits. False for anything else. */
+static bool parse_signals(const char *s, uint64_t *mask) {
+    *mask = 0;
+    while (*s) {
+        size_t n = strcspn(s, ", ");
+        if (n) {
+            const char *w = s;
+            if (n > 3 && strncmp(w, "SIG", 3) == 0) w += 3;
+            size_t wn = n - (size_t)(w - s);
+            int sig = 0;
+            for (size_t i = 0; i < sizeof k_signals / sizeof k_signals[0]; i++)
+                if (strlen(k_signals[i].name) == wn && strncmp(w, k_signals[i].name, wn) == 0)
+                    sig = k_signals[i].sig;
+            for (size_t i = 0; !sig && i < sizeof k_signals / sizeof k_signals[0]; i++) {
+                char *end;
+                long v = strtol(s, &end, 10);
+                if (end == s + n && v == k_signals[i].sig) sig = (int)v;
+            }
+            if (!sig) return false;
+            *mask |= 1ull << sig;
+        }
+        s += n + (s[n] != 0);
+    }
+    return true;
+}
+
+/* A whole decimal number in [0, max], or false. */
+static bool parse_uint(const char *s, unsigned max, unsigned *out) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(s, &end, 10);
+    if (!*s || *end || errno || v > max || s[0] == '-') return false;
+    *out = (unsigned)v;
+    return true;
+}
+
+/* FAULTLINE_INHERIT=0: takes this library out of LD_PRELOAD, so that the programs this one
+ * executes start without it (entries are separated by colons or spaces, as ld.so reads them). */
+static void drop_from_ld_preload(void) {
+    const char *v = getenv("LD_PRELOAD");
+    if (!v) return;
+    size_t len = strlen(v);
+    char *out = malloc(len + 1);
+    if (!out) return;
+    size_t o = 0;
+    for (const char *s = v; *s;) {
+        size_t n = strcspn(s, ": ");
+        const char *base = s;
+        for (size_t i = 0; i < n; i++)
+            if (s[i] == '/') base = s + i + 1;
+        size_t bn = n - (size_t)(base - s);
+        bool ours = bn == strlen(LIB_NAME) && strncmp(base, LIB_NAME, bn) == 0;
+        if (n && !ours) {
+            if (o) out[o++] = ':';
+            memcpy(out + o, s, n);
+            o += n;
+        }
+        s += n + (s[n] != 0);
+    }
+    out[o] = 0;
+    if (o) setenv("LD_PRELOAD", out, 1);
+    else unsetenv("LD_PRELOAD");
+    free(out);
+}
+
+__attribute__((constructor)) static void preload_init(void) {
+    /* setuid/setgid and other secure-execution programs: nothing (ld.so already ignores
+     * LD_PRELOAD entries with a slash there, and unprivileged libraries from elsewhere). */
+    if (getauxval(AT_SECURE)) return;
+    const char *v = getenv("FAULTLINE_INHERIT");
+    if (v && strcmp(v, "0") == 0) drop_from_ld_preload();
+    else if (v && strcmp(v, "1") != 0) say("FAULTLINE_INHERIT is 0 or 1, not ", v);
+
+    char dir[1024];
+    fl_options o = {0};
+    o.report_dir = getenv("FAULTLINE_REPORT_DIR");
+    if (!o.report_dir || !*o.report_dir) o.report_dir = fl_report_dir_default(dir, sizeof dir);
+    o.app_name = getenv("FAULTLINE_APP_NAME");
+    if (!o.app_name || !*o.app_name) o.app_name = program_invocation_short_name;
+    o.app_version = getenv("FAULTLINE_APP_VERSION");
+    if ((v = getenv("FAULTLINE_SIGNALS")) && *v && !parse_signals(v, &o.signals)) {
+        say("not installed: FAULTLINE_SIGNALS lists signals other than SEGV, BUS, ILL, FPE, "
+            "ABRT, TRAP, SYS: ", v);
+        return;
+    }
+    if ((v = getenv("FAULTLINE_MAX_FRAMES")) && *v &&
+        !parse_uint(v, FL_MAX_FRAMES_LIMIT, &o.max_frames)) {
+        say("not installed: FAULTLINE_MAX_FRAMES is a number up to 4096, not ", v);
+        return;
+    }
+    if ((v = getenv("FAULTLINE_MAX_THREADS")) && *v &&
+        !parse_uint(v, FL_MAX_THREADS_LIMIT, &o.max_threads)) {
+        say("not installed: FAULTLINE_MAX_THREADS is a number up to 4096, not ", v);
+        return;
+    }
+    if (!o.report_dir) {
+        say("not installed: ", "no report directory (set FAULTLINE_REPORT_DIR)");
+        return;
+    }
+    int e = fl_install(&o);
+    if (e) {
+        char why[1100];
+        fl_strbuf_t sb;
+        fl_strbuf_init(&sb, why, sizeof why);
+        fl_strbuf_puts(&sb, fl_strerror(e));
+        fl_strbuf_puts(&sb, " (report directory ");
+        fl_strbuf_puts(&sb, o.report_dir);
+        fl_strbuf_puts(&sb, ")");
+        say("not installed: ", why);
+    }
+}

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/* A program built without faultline, for `faultline run` and the preload library. Usage:
+ *   plain segv | abort | exit N | cat | maps | sleep | threads
+ *   plain own-chain | own-recover | own-exit   (a SIGSEGV handler of its own, installed in main:
+ *     chains to the previous action and re-raises | recovers with siglongjmp | exits 5) */
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static struct sigaction g_prev;
+static sigjmp_buf g_jmp;
+
+__attribute__((noinline)) static void fault(void) {
+    volatile int *p = (volatile int *)(uintptr_t)16;
+    *p = 1;
+}
+
+static void chain(int sig, siginfo_t *si, void *uc) {
+    (void)si;
+    (void)uc;
+    static const char msg[] = "plain: own handler, passing the signal on\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    sigaction(sig, &g_prev, NULL); /* as Python's faulthandler does */
+    raise(sig);
+}
+
+static void recover(int sig) {
+    (void)sig;
+    siglongjmp(g_jmp, 1);
+}
+
+static void leave(int sig) {
+    (void)sig;
+    _exit(5);
+}
+
+static void *parked(void *arg) {
+    (void)arg;
+    pause();
+    return NULL;
+}
+
+int main(int argc, char **argv) {
+    const char *m = argc > 1 ? argv[1] : "";
+    if (!strcmp(m, "segv")) fault();
+    if (!strcmp(m, "abort")) abort();
+    if (!strcmp(m, "exit")) return argc > 2 ? atoi(argv[2]) : 0;
+    if (!strcmp(m, "cat")) {
+        char buf[4096];
+        size_t n;
+        while ((n = fread(buf, 1, sizeof buf, stdin)) > 0) fwrite(buf, 1, n, stdout);
+        return 0;
+    }
+    if (!strcmp(m, "maps")) {
+        FILE *f = fopen("/proc/self/maps", "r");
+        int c;
+        while (f && (c = fgetc(f)) != EOF) putchar(c);
+        return 0;
+    }
+    if (!strcmp(m, "sleep")) {
+        puts("sleeping");
+        fflush(stdout);
+        pause();
+        return 0;
+    }
+    if (!strcmp(m, "threads")) {
+        pthread_t t[3];
+        for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, parked, NULL);
+        usleep(100 * 1000);
+        fault();
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    if (!strcmp(m, "own-chain")) {
+        sa.sa_sigaction = chain;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &sa, &g_prev);
+        fault();
+    }
+    if (!strcmp(m, "own-recover")) {
+        sa.sa_handler = recover;
+        sigaction(SIGSEGV, &sa, NULL);
+        if (sigsetjmp(g_jmp, 1) == 0) fault();
+        puts("recovered");
+        return 0;
+    }
+    if (!strcmp(m, "own-exit")) {
+        sa.sa_handler = leave;
+        sigaction(SIGSEGV, &sa, NULL);
+        fault();
+    }
+    fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|own-exit\n");
+    return 2;
+}

@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+# `faultline run` and libfaultline-preload.so on plain.c, a program built without faultline:
+# the crash report printed and kept (frame 0 checked against nm's address of the faulting
+# function), exit statuses, the program's own handlers (chained, recovering, exiting), what the
+# library loads (readelf, /proc/self/maps), inheritance, stdin/stdout and signals passed through.
+import json
+import os
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from tooltest import check, finish, run, setup  # noqa: E402
+
+args = setup("--plain", "--preload")
+W = args.workdir
+
+
+def fl_run(name, *prog, opts=(), **kw):
+    """faultline run with its own report directory W/name: (result, directory)."""
+    d = os.path.join(W, name)
+    r = subprocess.run([args.faultline, "run", "--report-dir", d, *opts, "--", args.plain, *prog],
+                       capture_output=True, text=True, timeout=120, **kw)
+    return r, d
+
+
+def reports(d):
+    return sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".flr")) \
+        if os.path.isdir(d) else []
+
+
+def nm_range(sym):
+    out = run(["nm", "-S", args.plain]).stdout
+    for line in out.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] == sym:
+            return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
+    sys.exit(f"nm: no {sym} in {args.plain}")
+
+
+# ---- A crash: the report on stderr and in the directory, exit status 128 + SIGSEGV ----
+r, d = fl_run("segv", "segv")
+check(r.returncode == 128 + signal.SIGSEGV, f"segv: exit {r.returncode}")
+check("died of SIGSEGV; its report: " in r.stderr, "segv: the report is announced")
+check("[Crashed]" in r.stderr and " fault + " in r.stderr and " main + " in r.stderr,
+      "segv: the crashed thread, symbolicated, on stderr")
+rep = reports(d)
+check(len(rep) == 1, f"segv: one report ({len(rep)})")
+if rep:
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    check(f"(pid {doc['process']['pid']}) died" in r.stderr, "segv: the report is the child's")
+    t = doc["threads"][0]
+    main_img = next(i for i in doc["images"] if i["is_main"])
+    lo, hi = nm_range("fault")
+    pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
+    check(t["crashed"] and lo <= pc0 < hi, f"segv: frame 0 in fault() per nm ({pc0:#x})")
+
+# ---- Exit statuses, streams ----
+r, d = fl_run("exit", "exit", "7")
+check(r.returncode == 7 and r.stderr == "" and not reports(d), "exit 7 passed through, quietly")
+r, _ = fl_run("cat", "cat", input="hello\nworld\n")
+check(r.returncode == 0 and r.stdout == "hello\nworld\n", "stdin and stdout pass through")
+r = subprocess.run([args.faultline, "run", "--", "/nonexistent/program"], capture_output=True,
+                   text=True)
+check(r.returncode == 127 and "cannot run" in r.stderr, "a missing program: 127")
+
+# ---- Which signals ----
+r, d = fl_run("abort", "abort")
+check(r.returncode == 128 + signal.SIGABRT and "died of SIGABRT; its report" in r.stderr and
+      len(reports(d)) == 1, "abort: reported")
+r, d = fl_run("abort-segv-only", "abort", opts=("--signals", "SEGV"))
+check(r.returncode == 128 + signal.SIGABRT and "wrote no report" in r.stderr and
+      not reports(d), "--signals SEGV: abort is not caught, and run says so")
+
+# ---- The program's own handlers, installed after the library's ----
+r, d = fl_run("own-chain", "own-chain")
+check(r.returncode == 128 + signal.SIGSEGV and "own handler" in r.stderr and
+      len(reports(d)) == 1, "own handler that passes the signal on: its line, then our report")
+r, d = fl_run("own-recover", "own-recover")
+check(r.returncode == 0 and r.stdout == "recovered\n" and not reports(d),
+      "own handler that recovers: the program goes on, no report")
+r, d = fl_run("own-exit", "own-exit")
+check(r.returncode == 5 and not reports(d), "own handler that exits: its status, no report")
+
+# ---- Threads ----
+r, d = fl_run("threads", "threads")
+rep = reports(d)
+if check(r.returncode == 128 + signal.SIGSEGV and len(rep) == 1, "threads: one report"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    check(len(doc["threads"]) == 4 and all(t["frames"] for t in doc["threads"]),
+          f"threads: 4 threads, each with frames ({len(doc['threads'])})")
+
+# ---- Nothing but libc comes in ----
+needed = [l.split("[")[1].rstrip("]") for l in run(["readelf", "-d", args.preload]).stdout.splitlines()
+          if "(NEEDED)" in l]
+check(sorted(needed) and all(n.startswith(("libc.so", "ld-linux")) for n in needed),
+      f"readelf: the library needs only libc ({needed})")
+r, _ = fl_run("maps", "maps")
+libs = {l.split()[-1] for l in r.stdout.splitlines() if ".so" in l}
+check(any("libfaultline-preload.so" in l for l in libs), "maps: the library is loaded")
+check(not [l for l in libs if "protobuf" in l or "curl" in l or "libdw" in l or
+           "libfaultline.so" in l], f"maps: nothing else of ours ({sorted(libs)})")
+
+# ---- Inheritance ----
+sh = ["sh", "-c", 'echo "[$LD_PRELOAD]"']
+r = subprocess.run([args.faultline, "run", "--report-dir", os.path.join(W, "i"), "--", *sh],
+                   capture_output=True, text=True)
+check("libfaultline-preload.so" in r.stdout, "children inherit the library by default")
+r = subprocess.run([args.faultline, "run", "--no-inherit", "--report-dir", os.path.join(W, "i"),
+                    "--", *sh], capture_output=True, text=True)
+check(r.stdout == "[]\n", f"--no-inherit: LD_PRELOAD is gone for children ({r.stdout.strip()})")
+
+# ---- Signals sent to `faultline run` reach the program ----
+p = subprocess.Popen([args.faultline, "run", "--report-dir", os.path.join(W, "term"), "--",
+                      args.plain, "sleep"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                     text=True)
+first = p.stdout.readline()
+p.send_signal(signal.SIGTERM)
+try:
+    rc = p.wait(timeout=60)
+except subprocess.TimeoutExpired:
+    p.kill()
+    rc = None
+check(first == "sleeping\n" and rc == 128 + signal.SIGTERM and "report" not in p.stderr.read(),
+      f"SIGTERM to faultline run ends the program: 143 ({rc})")
+
+# ---- The library alone: a bad setting is said once, and the program still runs ----
+env = dict(os.environ, LD_PRELOAD=args.preload, FAULTLINE_REPORT_DIR=os.path.join(W, "env"),
+           FAULTLINE_SIGNALS="SEGV,NOPE")
+r = subprocess.run([args.plain, "exit", "0"], capture_output=True, text=True, env=env)
+check(r.returncode == 0 and "not installed: FAULTLINE_SIGNALS" in r.stderr,
+      f"a bad FAULTLINE_SIGNALS: said, program unharmed ({r.stderr.strip()})")
+env["FAULTLINE_SIGNALS"] = "SIGSEGV 6"
+r = subprocess.run([args.plain, "abort"], capture_output=True, text=True, env=env)
+check(r.returncode == -signal.SIGABRT and len(reports(os.path.join(W, "env"))) == 1,
+      "FAULTLINE_SIGNALS by name and number: abort reported")
+
+finish()

@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: MIT */
+/* `faultline run`: a program under libfaultline-preload.so; its crash report printed when it dies. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "tools/tool.h"
+
+#define PRELOAD_NAME "libfaultline-preload.so"
+#define EXIT_USAGE 2
+
+static volatile pid_t g_child;
+
+/* Signals meant for the program that reach us (kill from elsewhere) go on to it; the terminal's
+ * own (^C, ^\) reach it directly, as its process group is ours. */
+static void forward(int sig) {
+    if (g_child > 0) kill(g_child, sig);
+}
+
+static const int k_forwarded[] = {SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGALRM, SIGPIPE};
+
+/* The preload library: --preload, $FAULTLINE_PRELOAD, next to this executable as a build tree
+ * (../preload/) or an installation (../lib/faultline/) has it, or where this build installs it. */
+static bool find_preload(const char *given, char *out, size_t cap) {
+    const char *env = getenv("FAULTLINE_PRELOAD");
+    const char *pick = given ? given : env && *env ? env : NULL;
+    if (pick) return realpath(pick, out) != NULL && strlen(out) < cap;
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n > 0) {
+        self[n] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) *slash = 0;
+        const char *rel[] = {"/../preload/", "/../lib/faultline/", "/../lib64/faultline/",
+                             "/../" FL_INSTALL_LIBDIR "/faultline/"};
+        for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+            char p[PATH_MAX + 64];
+            snprintf(p, sizeof p, "%s%s" PRELOAD_NAME, self, rel[i]);
+            if (access(p, R_OK) == 0 && realpath(p, out) && strlen(out) < cap) return true;
+        }
+    }
+    if (access(FL_INSTALL_FULL_LIBDIR "/faultline/" PRELOAD_NAME, R_OK) == 0) {
+        snprintf(out, cap, "%s", FL_INSTALL_FULL_LIBDIR "/faultline/" PRELOAD_NAME);
+        return true;
+    }
+    return false;
+}
+
+/* The newest report in dir written by pid at or after since_ns; its name into out. */
+static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out, size_t cap) {
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0) close(dfd);
+        return false;
+    }
+    uint64_t best = 0;
+    bool found = false;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        fl_report_peek_t p;
+        if (!fl_report_is_name(e->d_name) || fl_report_peek(dfd, e->d_name, &p) != 0 ||
+            !p.has_header || p.pid != pid || p.time_unix_ns < since_ns || p.time_unix_ns < best)
+            continue;
+        best = p.time_unix_ns;
+        found = snprintf(out, cap, "%s/%s", dir, e->d_name) < (int)cap;
+    }
+    closedir(d);
+    return found;
+}
+
+static void print_report(const char *path, fl_tool_format_t format, fl_tool_cli_t *c) {
+    Faultline__Report *r;
+    bool truncated;
+    int err = fl_report_read_file(path, &r, &truncated);
+    if (err) {
+        fl_tool_read_error(path, err);
+        return;
+    }
+    fl_tool_symstore_t *st = fl_tool_symstore_new(&c->sym);
+    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
+    if (sym) fl_tool_render(stderr, format, r, truncated, sym);
+    else fprintf(stderr, "faultline run: out of memory\n");
+    fl_tool_symbolizer_free(sym);
+    fl_tool_symstore_free(st);
+    fl_report_free(r);
+}
+
+static bool is_crash_signal(int sig) {
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
+           sig == SIGTRAP || sig == SIGSYS;
+}
+
+int fl_tool_cmd_run(int argc, char **argv) {
+    fl_tool_cli_t c;
+    if (!fl_tool_cli_init(&c, argc)) return 1;
+    const char *dir = NULL, *signals = NULL, *preload = NULL;
+    bool inherit = true;
+    fl_tool_format_t format = FL_TOOL_FMT_TEXT;
+    int i = 0, rc = EXIT_USAGE;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0) {
+            i++;
+            break;
+        }
+        int k = fl_tool_cli_option(&c, argc, argv, &i);
+        if (k == 0) k = fl_tool_cli_format(argc, argv, &i, &format);
+        if (k < 0) goto usage;
+        if (k > 0) continue;
+        const char **val = strcmp(a, "--report-dir") == 0 ? &dir
+                           : strcmp(a, "--signals") == 0  ? &signals
+                           : strcmp(a, "--preload") == 0  ? &preload
+                                                          : NULL;
+        if (val) {
+            if (i + 1 >= argc) {
+                fprintf(stderr, "faultline run: %s needs a value\n", a);
+                goto usage;
+            }
+            *val = argv[++i];
+        } else if (strcmp(a, "--no-inherit") == 0) {
+            inherit = false;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "faultline run: unknown option %s\n", fl_tool_clean(a));
+            goto usage;
+        } else {
+            break; /* the program (the "--" may be left out) */
+        }
+    }
+    if (i >= argc) {
+        fprintf(stderr, "faultline run: no program to run\n");
+        goto usage;
+    }
+    char lib[PATH_MAX], dbuf[1024], dabs[PATH_MAX];
+    if (!find_preload(preload, lib, sizeof lib)) {
+        fprintf(stderr, "faultline run: %s not found (looked %s%s); give it with --preload PATH\n",
+                PRELOAD_NAME, preload ? "at " : "next to this executable and in ",
+                preload ? fl_tool_clean(preload) : FL_INSTALL_FULL_LIBDIR "/faultline");
+        fl_tool_cli_free(&c);
+        return 1;
+    }
+    if (!dir) dir = getenv("FAULTLINE_REPORT_DIR");
+    if (!dir || !*dir) dir = fl_report_dir_default(dbuf, sizeof dbuf);
+    if (!dir) {
+        fprintf(stderr, "faultline run: no report directory: give one with --report-dir DIR\n");
+        fl_tool_cli_free(&c);
+        return 1;
+    }
+    /* Absolute, so that the program's chdir cannot move it; made now (as the library would)
+     * so that it can be resolved. */
+    if (dir[0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof cwd) || snprintf(dabs, sizeof dabs, "%s/%s", cwd, dir) >= (int)sizeof dabs) {
+            fprintf(stderr, "faultline run: report directory path too long\n");
+            fl_tool_cli_free(&c);
+            return 1;
+        }
+        dir = dabs;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t start_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+
+    const char *old = getenv("LD_PRELOAD");
+    size_t plen = strlen(lib) + (old ? strlen(old) + 1 : 0) + 1;
+    char *pre = malloc(plen);
+    if (!pre) {
+        fl_tool_cli_free(&c);
+        return 1;
+    }
+    snprintf(pre, plen, "%s%s%s", lib, old && *old ? ":" : "", old ? old : "");
+
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "faultline run: fork: %s\n", strerror(errno));
+        free(pre);
+        fl_tool_cli_free(&c);
+        return 1;
+    }
+    if (pid == 0) {
+        setenv("LD_PRELOAD", pre, 1);
+        setenv("FAULTLINE_REPORT_DIR", dir, 1);
+        if (signals) setenv("FAULTLINE_SIGNALS", signals, 1);
+        if (!inherit) setenv("FAULTLINE_INHERIT", "0", 1);
+        execvp(argv[i], argv + i);
+        int e = errno;
+        fprintf(stderr, "faultline run: cannot run %s: %s\n", fl_tool_clean(argv[i]), strerror(e));
+        _exit(e == ENOENT ? 127 : 126);
+    }
+    g_child = pid;
+    free(pre);
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    for (size_t k = 0; k < sizeof k_forwarded / sizeof k_forwarded[0]; k++)
+        sigaction(k_forwarded[k], &fwd, NULL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    if (WIFEXITED(status)) {
+        rc = WEXITSTATUS(status);
+    } else {
+        int sig = WTERMSIG(status);
+        rc = 128 + sig;
+        char path[PATH_MAX + 128];
+        const char *prog = fl_tool_clean(argv[i]), *name = fl_signal_name(sig);
+        /* Any fatal signal may have a report (--signals decides which do); only the crash
+         * signals' absence of one is worth a line. */
+        if (find_report(dir, pid, start_ns, path, sizeof path)) {
+            fprintf(stderr, "faultline run: %s (pid %d) died of %s; its report: %s\n\n", prog,
+                    (int)pid, name, fl_tool_clean(path));
+            print_report(path, format, &c);
+        } else if (is_crash_signal(sig)) {
+            fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s\n",
+                    prog, (int)pid, name, fl_tool_clean(dir));
+        }
+    }
+    fl_tool_cli_free(&c);
+    return rc;
+usage:
+    fl_tool_cli_free(&c);
+    return fl_tool_usage(NULL);
+}
