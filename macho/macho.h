@@ -141,6 +141,12 @@ void fl_macho_symindex_free(fl_macho_symindex_t *ix);
 static inline bool fl_macho_nlist_defined(uint8_t n_type) {
     return (n_type & 0xe0u) == 0 && (n_type & 0x0eu) == 0x0eu;
 }
+/* Where the nlist table is: its reader address in *addr (nsyms entries there). FL_ENOTFOUND
+ * when the image has no symbols (no LC_SYMTAB, or nsyms 0: an empty table is nowhere, so its
+ * symoff is not looked at, here nor by fl_macho_image_init), FL_EBADDATA when nsyms is over
+ * FL_MACHO_NSYMS_MAX or the table is outside the image (__LINKEDIT for loaded images). The one
+ * rule the scan, the index and the CLI's index share. AS-SAFE. */
+int fl_macho_symtab_locate(const fl_macho_image_t *img, uint64_t *addr);
 /* The section holding vmaddr: the first in load-command order whose [vmaddr, vmaddr+size) does,
  * as its 1-based ordinal (what nlist's n_sect counts) and start. FL_ENOTFOUND if none. AS-SAFE. */
 int fl_macho_symbol_section(const fl_macho_image_t *img, uint64_t vmaddr, unsigned *ordinal,

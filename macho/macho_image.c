@@ -281,8 +281,10 @@ int fl_macho_image_init(fl_macho_image_t *img, const fl_reader_t *r, uint64_t he
             img->nsyms = le32(c + 12);
             img->stroff = le32(c + 16);
             img->strsize = le32(c + 20);
+            /* An empty table is nowhere: its symoff is not looked at (fl_macho_symtab_locate). */
             if (img->nsyms > FL_MACHO_NSYMS_MAX ||
-                !in_slice(img, img->symoff, (uint64_t)img->nsyms * FL_MACHO_NLIST_SIZE) ||
+                (img->nsyms &&
+                 !in_slice(img, img->symoff, (uint64_t)img->nsyms * FL_MACHO_NLIST_SIZE)) ||
                 !in_slice(img, img->stroff, img->strsize))
                 return FL_EBADDATA;
             img->has_symtab = true;

@@ -97,6 +97,13 @@ static int start_between_fn(void *ctx, uint64_t start) {
     return 0;
 }
 
+int fl_macho_symtab_locate(const fl_macho_image_t *img, uint64_t *addr) {
+    if (!img->has_symtab || img->nsyms == 0) return FL_ENOTFOUND;
+    if (img->nsyms > FL_MACHO_NSYMS_MAX) return FL_EBADDATA;
+    return table_error(fl_macho_image_file_to_reader(
+        img, img->symoff, (uint64_t)img->nsyms * FL_MACHO_NLIST_SIZE, addr));
+}
+
 /* Copies the string at strx of the string table into name[cap]; FL_EBADDATA if it is outside the
  * table or runs off its end unterminated. */
 static int read_name(const fl_macho_image_t *img, uint32_t strx, char *name, size_t cap) {
@@ -131,11 +138,8 @@ int fl_macho_symbol_find(const fl_macho_image_t *img, uint64_t vmaddr, char *nam
     uint64_t lo;
     int e = fl_macho_symbol_section(img, vmaddr, &ordinal, &lo);
     if (e) return e;
-    if (img->nsyms > FL_MACHO_NSYMS_MAX) return FL_EBADDATA;
     uint64_t syms;
-    e = fl_macho_image_file_to_reader(img, img->symoff, img->nsyms * (uint64_t)FL_MACHO_NLIST_SIZE,
-                                      &syms);
-    if (e) return table_error(e);
+    if ((e = fl_macho_symtab_locate(img, &syms))) return e;
     bool found = false;
     uint64_t best = 0;
     uint32_t best_strx = 0;

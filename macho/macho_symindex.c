@@ -79,8 +79,8 @@ static int build(const fl_macho_image_t *img, fl_macho_symindex_t *ix) {
     if (e) return e;
     e = fl_macho_function_starts(img, add_start, ix);
     if (e && e != FL_ENOTFOUND) return e;
-    if (!img->has_symtab || img->nsyms == 0) return 0;
-    if (img->nsyms > FL_MACHO_NSYMS_MAX) return FL_EBADDATA;
+    uint64_t addr;
+    if ((e = fl_macho_symtab_locate(img, &addr))) return e == FL_ENOTFOUND ? 0 : e;
     const char *strtab;
     if ((e = map_strtab(img, ix, &strtab))) return e;
     /* A name is terminated when a NUL follows its start: one look for the last NUL, rather than
@@ -88,9 +88,7 @@ static int build(const fl_macho_image_t *img, fl_macho_symindex_t *ix) {
     uint64_t terminated = 0; /* names starting below this end in the table */
     for (uint32_t k = img->strsize; k > 0 && !terminated; k--)
         if (strtab[k - 1] == 0) terminated = k;
-    uint64_t len = (uint64_t)img->nsyms * FL_MACHO_NLIST_SIZE, addr;
-    if ((e = fl_macho_image_file_to_reader(img, img->symoff, len, &addr)))
-        return e == FL_ERANGE ? FL_EBADDATA : e;
+    uint64_t len = (uint64_t)img->nsyms * FL_MACHO_NLIST_SIZE;
     uint8_t *table = malloc(len);
     if (!table) return FL_ENOMEM;
     ix->syms = malloc(img->nsyms * sizeof *ix->syms);

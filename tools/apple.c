@@ -6,8 +6,10 @@
 
 #include "tools/tool.h"
 
+/* The value through the cleaner (again, for parts cleaned before): a row composed with snprintf
+ * may end in a sequence its cut split. */
 static void row(FILE *o, const char *label, const char *value) {
-    if (value && value[0]) fprintf(o, "%-21s%s\n", label, value);
+    if (value && value[0]) fprintf(o, "%-21s%s\n", label, fl_tool_clean(value));
 }
 
 /* "2024-05-01 12:00:00.123 +0000", Apple's Date/Time form (in UTC). */
@@ -101,12 +103,14 @@ static void exception(FILE *o, const Faultline__Report *r) {
             row(o, "Exception Type:", "EXC_RESOURCE (snapshot of a running process)");
         return;
     }
-    const char *sig = s && s->name[0] ? fl_tool_clean(s->name) : "";
-    const char *exc = m && m->name[0] ? fl_tool_clean(m->name) : exc_for_signal(sig);
+    /* Raw: every value here goes out through row(), which cleans it (a cleaned string held here
+     * would be overwritten by row's use of the cleaner's rotating buffers). */
+    const char *sig = s && s->name[0] ? s->name : "";
+    const char *exc = m && m->name[0] ? m->name : exc_for_signal(sig);
     snprintf(buf, sizeof buf, "%s%s%s%s", exc, sig[0] ? " (" : "", sig, sig[0] ? ")" : "");
     row(o, "Exception Type:", buf);
     /* The subtype names the fault: the Mach code's name, else the signal's si_code name. */
-    const char *sub = m && m->code_name[0] ? fl_tool_clean(m->code_name) : s ? fl_tool_clean(s->code_name) : "";
+    const char *sub = m && m->code_name[0] ? m->code_name : s ? s->code_name : "";
     uint64_t addr = 0;
     bool has_addr = false;
     if (m && m->n_codes >= 2 && m->type == 1 /* EXC_BAD_ACCESS */) {

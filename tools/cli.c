@@ -71,9 +71,9 @@ int fl_tool_usage(const char *msg) {
 
 void fl_tool_read_error(const char *path, int err) {
     if (err == FL_EIO)
-        fprintf(stderr, "faultline: cannot read %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "faultline: cannot read %s: %s\n", fl_tool_clean(path), strerror(errno));
     else
-        fprintf(stderr, "faultline: %s: %s\n", path, fl_strerror(err));
+        fprintf(stderr, "faultline: %s: %s\n", fl_tool_clean(path), fl_strerror(err));
 }
 
 bool fl_tool_cli_init(fl_tool_cli_t *c, int argc) {

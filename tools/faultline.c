@@ -27,7 +27,7 @@ static int render_report(int argc, char **argv, fl_tool_format_t format, const c
         if (k < 0) goto usage;
         if (k > 0) continue;
         if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "faultline: unknown option %s\n", a);
+            fprintf(stderr, "faultline: unknown option %s\n", fl_tool_clean(a));
             goto usage;
         } else if (path) {
             fprintf(stderr, "faultline: %s takes one report\n", cmd);
@@ -111,7 +111,7 @@ static int cmd_list(int argc, char **argv) {
     size_t n;
     int err = fl_list_reports(argv[0], &paths, &n);
     if (err) {
-        fprintf(stderr, "faultline: cannot list %s: %s\n", argv[0],
+        fprintf(stderr, "faultline: cannot list %s: %s\n", fl_tool_clean(argv[0]),
                 err == FL_EIO ? strerror(errno) : fl_strerror(err));
         return 1;
     }
@@ -120,7 +120,8 @@ static int cmd_list(int argc, char **argv) {
         bool truncated;
         err = fl_report_read_file(paths[i], &r, &truncated);
         if (err) {
-            printf("%s  (%s)\n", paths[i], err == FL_EIO ? strerror(errno) : fl_strerror(err));
+            printf("%s  (%s)\n", fl_tool_clean(paths[i]),
+                   err == FL_EIO ? strerror(errno) : fl_strerror(err));
             continue;
         }
         const Faultline__Header *h = r->header;
@@ -129,13 +130,14 @@ static int cmd_list(int argc, char **argv) {
         if (h)
             fl_tool_fmt_time(t, sizeof t, h->time_unix_ns);
         if (s)
-            snprintf(sig, sizeof sig, "%s (%s)", s->name[0] ? s->name : "?",
-                     s->code_name[0] ? s->code_name : "?");
+            snprintf(sig, sizeof sig, "%s (%s)", s->name[0] ? fl_tool_clean(s->name) : "?",
+                     s->code_name[0] ? fl_tool_clean(s->code_name) : "?");
         else if (h && h->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT)
             snprintf(sig, sizeof sig, "snapshot");
-        printf("%s  %s  %s  %s [%" PRId32 "]%s\n", paths[i], t[0] ? t : "-", sig,
-               h && h->process_path[0] ? h->process_path : "?", h ? h->pid : 0,
-               truncated ? "  (truncated)" : "");
+        /* sig through the cleaner again: snprintf's cut may have split a sequence. */
+        printf("%s  %s  %s  %s [%" PRId32 "]%s\n", fl_tool_clean(paths[i]), t[0] ? t : "-",
+               fl_tool_clean(sig), h && h->process_path[0] ? fl_tool_clean(h->process_path) : "?",
+               h ? h->pid : 0, truncated ? "  (truncated)" : "");
         fl_report_free(r);
     }
     fl_free_report_list(paths, n);
@@ -166,6 +168,6 @@ int main(int argc, char **argv) {
         return fl_tool_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "upload") == 0)
         return fl_tool_upload_exec(argv[0], argc - 2, argv + 2);
-    fprintf(stderr, "faultline: unknown command %s\n", cmd);
+    fprintf(stderr, "faultline: unknown command %s\n", fl_tool_clean(cmd));
     return usage(NULL);
 }

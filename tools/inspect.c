@@ -9,7 +9,8 @@
 
 #define EXIT_USAGE 2
 
-static int open_error(const char *path, int err) {
+static int open_error(const char *name, int err) {
+    const char *path = fl_tool_clean(name);
     if (err == FL_EIO)
         fprintf(stderr, "faultline: cannot open %s: %s\n", path, strerror(errno));
     else if (err == FL_EBADDATA)
@@ -138,7 +139,8 @@ static int inspect_macho(out_t *o, fl_tool_bin_t *b, unsigned i, bool unwind) {
             char p[4];
             prot_text(p, g->initprot & 1, g->initprot & 2, g->initprot & 4);
             fprintf(f, "    %-16s 0x%016" PRIx64 "-0x%016" PRIx64 " %s  file 0x%" PRIx64 "+0x%" PRIx64 "\n",
-                    g->name, g->vmaddr, g->vmaddr + g->vmsize, p, g->fileoff, g->filesize);
+                    fl_tool_clean(g->name), g->vmaddr, g->vmaddr + g->vmsize, p, g->fileoff,
+                    g->filesize);
         }
         if (m->segments_truncated) fprintf(f, "    (more segments not shown)\n");
         if (nsyms < 0)
@@ -237,7 +239,7 @@ int fl_tool_cmd_inspect(int argc, char **argv) {
         else if (strcmp(argv[i], "--unwind") == 0) unwind = true;
         else if (argv[i][0] == '-' && argv[i][1]) {
             fprintf(stderr, "faultline: unknown option %s\nusage: faultline inspect [--json] "
-                            "[--unwind] FILE\n", argv[i]);
+                            "[--unwind] FILE\n", fl_tool_clean(argv[i]));
             return EXIT_USAGE;
         } else if (path) {
             fprintf(stderr, "faultline: inspect takes one file\n");
@@ -259,10 +261,10 @@ int fl_tool_cmd_inspect(int argc, char **argv) {
     int rc = 0;
     if (!json) {
         if (fl_tool_bin_kind(b) == FL_TOOL_BIN_ELF)
-            printf("%s: ELF\n", path);
+            printf("%s: ELF\n", fl_tool_clean(path));
         else
-            printf("%s: Mach-O%s, %u architecture%s\n", path, fat ? " universal (fat)" : "", n,
-                   n == 1 ? "" : "s");
+            printf("%s: Mach-O%s, %u architecture%s\n", fl_tool_clean(path),
+                   fat ? " universal (fat)" : "", n, n == 1 ? "" : "s");
     }
     if (json && fat) fputc('[', stdout);
     for (unsigned i = 0; i < n; i++) {
@@ -294,11 +296,11 @@ static bool parse_addr(const char *s, uint64_t *out) {
 static void print_loc(const fl_tool_symindex_t *ix, uint64_t addr, bool lines) {
     fl_tool_loc_t loc;
     if (fl_tool_symindex_lookup(ix, addr, lines, &loc) && loc.name[0])
-        printf("%s + %" PRIu64, loc.name, addr - loc.sym_addr);
+        printf("%s + %" PRIu64, fl_tool_clean(loc.name), addr - loc.sym_addr);
     else
         fputs("??", stdout);
     if (lines) {
-        if (loc.file) printf(" (%s:%" PRIu32 ")", loc.file, loc.line);
+        if (loc.file) printf(" (%s:%" PRIu32 ")", fl_tool_clean(loc.file), loc.line);
         else fputs(" (??:0)", stdout);
     }
     putchar('\n');
@@ -322,7 +324,7 @@ int fl_tool_cmd_symbolicate_addrs(int argc, char **argv) {
         } else if (strcmp(argv[i], "--cache-dir") == 0 && i + 1 < argc) {
             cache = argv[++i];
         } else if (argv[i][0] == '-' && argv[i][1]) {
-            fprintf(stderr, "faultline: unknown option %s\n", argv[i]);
+            fprintf(stderr, "faultline: unknown option %s\n", fl_tool_clean(argv[i]));
             return EXIT_USAGE;
         } else if (!path) {
             path = argv[i];
@@ -344,7 +346,7 @@ int fl_tool_cmd_symbolicate_addrs(int argc, char **argv) {
         slice = -1;
     }
     if (slice < 0) {
-        fprintf(stderr, "faultline: %s: %s; it has:", path,
+        fprintf(stderr, "faultline: %s: %s; it has:", fl_tool_clean(path),
                 arch ? "no slice for that --arch" : "a fat file needs --arch");
         for (unsigned i = 0; i < fl_tool_bin_count(b); i++)
             fprintf(stderr, " %s", fl_tool_bin_arch(b, (unsigned)i));
@@ -356,7 +358,8 @@ int fl_tool_cmd_symbolicate_addrs(int argc, char **argv) {
     err = fl_tool_symindex_get(b, (unsigned)slice, path, cache, &ix);
     fl_tool_bin_close(b);
     if (err) {
-        fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", path, fl_strerror(err));
+        fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", fl_tool_clean(path),
+                fl_strerror(err));
         return 1;
     }
     int rc = 0;
@@ -364,7 +367,7 @@ int fl_tool_cmd_symbolicate_addrs(int argc, char **argv) {
         for (int i = first_addr; i < argc; i++) {
             uint64_t addr;
             if (!parse_addr(argv[i], &addr)) {
-                fprintf(stderr, "faultline: not a hex address: %s\n", argv[i]);
+                fprintf(stderr, "faultline: not a hex address: %s\n", fl_tool_clean(argv[i]));
                 printf("??\n");
                 rc = 1;
                 continue;
@@ -379,7 +382,7 @@ int fl_tool_cmd_symbolicate_addrs(int argc, char **argv) {
             if (!line[0]) continue;
             uint64_t addr;
             if (!parse_addr(line, &addr)) {
-                fprintf(stderr, "faultline: not a hex address: %s\n", line);
+                fprintf(stderr, "faultline: not a hex address: %s\n", fl_tool_clean(line));
                 printf("??\n");
                 rc = 1;
                 continue;

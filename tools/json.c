@@ -33,44 +33,29 @@ typedef struct json {
 } json_t;
 
 /* Writes s as a JSON string. Invalid UTF-8 (paths need not be UTF-8) becomes U+FFFD so that
- * strict parsers accept the document. */
+ * strict parsers accept the document; C1 controls are escaped as C0 ones are, so that the
+ * document printed raw cannot drive a terminal (JSON allows either; the value is the same). */
 void fl_tool_json_string(FILE *o, const char *s) {
     const unsigned char *p = (const unsigned char *)s;
     fputc('"', o);
     while (*p) {
-        unsigned c = *p;
+        uint32_t c = 0;
+        size_t n = fl_tool_utf8_seq((const char *)p, &c);
         if (c == '"' || c == '\\') {
-            fprintf(o, "\\%c", c);
-            p++;
-        } else if (c < 0x20 || c == 0x7f) {
+            fprintf(o, "\\%c", (int)c);
+        } else if (n && (c < 0x20 || (c >= 0x7f && c <= 0x9f))) {
             switch (c) {
             case '\n': fputs("\\n", o); break;
             case '\t': fputs("\\t", o); break;
             case '\r': fputs("\\r", o); break;
-            default: fprintf(o, "\\u%04x", c);
+            default: fprintf(o, "\\u%04x", (unsigned)c);
             }
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, o);
-            p++;
+        } else if (n) {
+            fwrite(p, 1, n, o);
         } else {
-            /* Length and minimum code point of the sequence a lead byte announces. */
-            size_t n = c >= 0xc2 && c <= 0xdf   ? 2
-                       : c >= 0xe0 && c <= 0xef ? 3
-                       : c >= 0xf0 && c <= 0xf4 ? 4
-                                                : 0;
-            uint32_t cp = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-            size_t k = 1;
-            for (; n && k < n && (p[k] & 0xc0) == 0x80; k++)
-                cp = cp << 6 | (p[k] & 0x3f);
-            bool ok = n && k == n && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) &&
-                      !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
-            if (ok)
-                fwrite(p, 1, n, o);
-            else
-                fputs("\\ufffd", o);
-            p += ok ? n : 1;
+            fputs("\\ufffd", o);
         }
+        p += n ? n : 1;
     }
     fputc('"', o);
 }

@@ -5,9 +5,11 @@
 
 #include "tools/tool.h"
 
+/* The value through the cleaner (again, for parts cleaned before): a row composed with snprintf
+ * may end in a sequence its cut split. */
 static void row(FILE *o, const char *label, const char *value) {
     if (value && value[0])
-        fprintf(o, "%-20s %s\n", label, value);
+        fprintf(o, "%-20s %s\n", label, fl_tool_clean(value));
 }
 
 static void header_block(FILE *o, const Faultline__Header *h) {

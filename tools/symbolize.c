@@ -296,7 +296,8 @@ static void resolve(fl_tool_symstore_t *store, const Faultline__Image *img, iden
                                                                                       : store->o.cache_dir;
         int e = fl_tool_symindex_get(st.best, st.slice, st.path, cache, &id->ix);
         if (e)
-            fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", st.path, fl_strerror(e));
+            fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", fl_tool_clean(st.path),
+                    fl_strerror(e));
         fl_tool_bin_close(st.best);
     }
     free(st.path);

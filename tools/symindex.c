@@ -400,12 +400,12 @@ static int macho_ranges(builder_t *b, fl_tool_bin_t *bin, unsigned slice) {
     bounds_t bd = {0};
     fl_macho_image_sections(m, sect_bound, &bd);
     fl_macho_function_starts(m, start_bound, &bd);
-    if (m->has_symtab && m->nsyms && m->nsyms <= FL_MACHO_NSYMS_MAX) {
-        uint64_t len = (uint64_t)m->nsyms * FL_MACHO_NLIST_SIZE, addr;
+    uint64_t addr;
+    if (fl_macho_symtab_locate(m, &addr) == 0) {
+        uint64_t len = (uint64_t)m->nsyms * FL_MACHO_NLIST_SIZE;
         uint8_t *table = malloc(len);
         if (!table) bd.err = FL_ENOMEM;
-        else if (fl_macho_image_file_to_reader(m, m->symoff, len, &addr) == 0 &&
-                 fl_read(m->r, addr, table, len) == 0)
+        else if (fl_read(m->r, addr, table, len) == 0)
             for (uint32_t i = 0; i < m->nsyms; i++) {
                 const uint8_t *s = table + (size_t)i * FL_MACHO_NLIST_SIZE;
                 if (!fl_macho_nlist_defined(s[4])) continue;
@@ -447,6 +447,12 @@ int fl_tool_bin_quality(fl_tool_bin_t *b, unsigned i) {
                                                                             : FL_TOOL_Q_SYMTAB;
 }
 
+/* memcpy of n bytes, where an empty table's pointer may be NULL (the builder allocates on the
+ * first element): memcpy's arguments must be valid pointers even for n == 0. */
+static void copy_table(char *dst, const void *src, size_t n) {
+    if (n) memcpy(dst, src, n);
+}
+
 /* Lays the builder's tables out in one buffer. */
 static int flatten(builder_t *b, int quality, uint64_t fingerprint, const uint8_t *id,
                    unsigned id_len, fl_tool_symindex_t **out) {
@@ -466,13 +472,13 @@ static int flatten(builder_t *b, int quality, uint64_t fingerprint, const uint8_
     memcpy(h.magic, IX_MAGIC, 8);
     memcpy(h.id, id, id_len);
     size_t off = sizeof h;
-    memcpy(mem + off, b->ranges, b->nranges * sizeof(ix_range_t));
+    copy_table(mem + off, b->ranges, b->nranges * sizeof(ix_range_t));
     off += b->nranges * sizeof(ix_range_t);
-    memcpy(mem + off, b->lines, b->nlines * sizeof(ix_line_t));
+    copy_table(mem + off, b->lines, b->nlines * sizeof(ix_line_t));
     off += b->nlines * sizeof(ix_line_t);
-    memcpy(mem + off, b->files, b->nfiles * 4);
+    copy_table(mem + off, b->files, b->nfiles * 4);
     off += pad8(b->nfiles * 4);
-    memcpy(mem + off, b->str.p, b->str.n);
+    copy_table(mem + off, b->str.p, b->str.n);
     memcpy(mem, &h, sizeof h);
     ix->mem = mem;
     ix->size = size;

@@ -91,7 +91,7 @@ void fl_tool_show_tombstone(FILE *o, const Faultline__Report *r, bool truncated,
     if (r->mach_exception) {
         char buf[512];
         fl_tool_mach_text(buf, sizeof buf, r->mach_exception);
-        fprintf(o, "Mach exception: %s\n", buf);
+        fprintf(o, "Mach exception: %s\n", fl_tool_clean(buf));
     }
     if (h && h->reason[0]) fprintf(o, "Abort message: '%s'\n", fl_tool_clean(h->reason));
     if (c >= 0) {

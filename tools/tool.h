@@ -289,7 +289,9 @@ void fl_tool_show_json_regs(FILE *out, const Faultline__Report *r, bool truncate
 
 /* ---- Formatting helpers (format.c) ---- */
 
-/* Writes s as a JSON string literal; invalid UTF-8 becomes U+FFFD (json.c). */
+/* Writes s as a JSON string literal; invalid UTF-8 becomes U+FFFD, and control characters (C0,
+ * DEL, C1) are escaped as \uXXXX, so that the document shown raw cannot drive a terminal
+ * (json.c). */
 void fl_tool_json_string(FILE *o, const char *s);
 
 #define FL_TOOL_HEX_MAX 64u /* bytes rendered by fl_tool_hex; longer input is cut */
@@ -309,8 +311,16 @@ const char *fl_tool_method_name(int method);
 const char *fl_tool_state_name(int state);
 const char *fl_tool_build_id_kind_name(int kind);
 const char *fl_tool_kind_name(int kind);
-/* Strings from the crashed process with control characters shown as '?', so that a thread
- * name cannot drive the terminal; four rotating buffers let one printf take several. */
+/* Length (1 to 4) of the well-formed UTF-8 sequence s starts (shortest form, no surrogates, at
+ * most U+10FFFF), *cp its code point; 0 if s starts none (*cp untouched). s must not start
+ * with NUL. The one UTF-8 rule of the cleaner and of JSON strings. */
+size_t fl_tool_utf8_seq(const char *s, uint32_t *cp);
+/* The one cleaner every string bound for a terminal passes through (text from a report, a
+ * binary, a debug file, a file name, a server): C0 controls, DEL, C1 controls (U+0080..U+009F)
+ * and each byte of invalid UTF-8 shown as '?', so that no such string can drive the terminal;
+ * valid UTF-8 is kept. Cut at 4095 bytes, between sequences. Idempotent, so that text composed
+ * of cleaned parts can be cleaned again after a cut. Four rotating buffers let one printf take
+ * several. */
 const char *fl_tool_clean(const char *s);
 /* "SIGSEGV (SEGV_MAPERR)" or numbers where names are missing. */
 void fl_tool_signal_text(char *buf, size_t cap, const Faultline__Signal *s);

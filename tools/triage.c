@@ -428,7 +428,7 @@ int fl_tool_cmd_triage(int argc, char **argv) {
             }
             frames = (unsigned)n;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "faultline: unknown option %s\n", a);
+            fprintf(stderr, "faultline: unknown option %s\n", fl_tool_clean(a));
             goto usage;
         } else {
             paths[npaths++] = argv[i];
@@ -441,11 +441,13 @@ int fl_tool_cmd_triage(int argc, char **argv) {
     for (size_t i = 0; i < npaths; i++) {
         struct stat st;
         if (stat(paths[i], &st) != 0) {
-            fprintf(stderr, "faultline: cannot read %s: %s\n", paths[i], strerror(errno));
+            fprintf(stderr, "faultline: cannot read %s: %s\n", fl_tool_clean(paths[i]),
+                    strerror(errno));
             rc = 1;
         } else if (S_ISDIR(st.st_mode)) {
             if (add_dir(&f, paths[i]) != 0) {
-                fprintf(stderr, "faultline: cannot list %s: %s\n", paths[i], strerror(errno));
+                fprintf(stderr, "faultline: cannot list %s: %s\n", fl_tool_clean(paths[i]),
+                        strerror(errno));
                 rc = 1;
             }
         } else {

@@ -525,7 +525,7 @@ int fl_tool_cmd_unwind(int argc, char **argv) {
             }
             max = (unsigned)v;
         } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "faultline: unknown option %s\n", a);
+            fprintf(stderr, "faultline: unknown option %s\n", fl_tool_clean(a));
             goto usage;
         } else if (path) {
             fprintf(stderr, "faultline: unwind takes one state file\n");

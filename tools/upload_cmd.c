@@ -18,8 +18,8 @@ static const char upload_usage[] =
     "                        [--budget SECONDS] [--max-reports N] [--max-bytes N] DIR URL\n";
 
 static int bad(const char *msg, const char *arg) {
-    fprintf(stderr, "faultline upload: %s%s%s\n%s", msg, arg ? " " : "", arg ? arg : "",
-            upload_usage);
+    fprintf(stderr, "faultline upload: %s%s%s\n%s", msg, arg ? " " : "",
+            arg ? fl_tool_clean(arg) : "", upload_usage);
     return 2;
 }
 
@@ -53,7 +53,8 @@ static void print_result(const fl_upload_result *r, void *ctx) {
     const char *what = r->outcome == FL_UPLOAD_SENT          ? "sent"
                        : r->outcome == FL_UPLOAD_QUARANTINED ? "quarantined"
                                                              : "kept";
-    printf("%-11s %s  %s  %s", what, r->id, r->path, r->detail);
+    printf("%-11s %s  %s  %s", what, fl_tool_clean(r->id), fl_tool_clean(r->path),
+           fl_tool_clean(r->detail));
     if (r->attempts)
         printf(" (%u request%s%s)", r->attempts, r->attempts == 1 ? "" : "s",
                r->gzip ? ", gzip" : "");
@@ -129,13 +130,14 @@ int fl_tool_cmd_upload(int argc, char **argv) {
     if (err && !(err == FL_EIO && ran)) {
         if (err == FL_EBUSY)
             fprintf(stderr, "faultline upload: another process is using %s; nothing sent\n",
-                    pos[0]);
+                    fl_tool_clean(pos[0]));
         else if (err == FL_EINVAL)
             fprintf(stderr, "faultline upload: %s is not an http:// or https:// URL, or the "
-                            "token has control characters\n", pos[1]);
+                            "token has control characters\n", fl_tool_clean(pos[1]));
         else
-            fprintf(stderr, "faultline upload: %s: %s%s%s\n", pos[0], fl_strerror(err),
-                    err == FL_EIO ? ": " : "", err == FL_EIO ? strerror(errno) : "");
+            fprintf(stderr, "faultline upload: %s: %s%s%s\n", fl_tool_clean(pos[0]),
+                    fl_strerror(err), err == FL_EIO ? ": " : "",
+                    err == FL_EIO ? strerror(errno) : "");
         return 1;
     }
     printf("upload: %zu sent, %zu kept, %zu quarantined", sum.sent, sum.kept, sum.quarantined);

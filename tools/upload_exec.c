@@ -29,6 +29,7 @@ int fl_tool_upload_exec(const char *self, int argc, char **argv) {
     int err = errno == ENOENT ? next_err : errno;
     fprintf(stderr, "faultline upload: cannot run %s (%s%s and PATH): %s\n"
             "  it is built with libcurl when faultline is configured with FL_BUILD_UPLOAD=ON\n",
-            UPLOAD_EXE, slash ? "looked next to " : "looked in", slash ? self : "", strerror(err));
+            UPLOAD_EXE, slash ? "looked next to " : "looked in", slash ? fl_tool_clean(self) : "",
+            strerror(err));
     return 1;
 }

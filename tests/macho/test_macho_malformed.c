@@ -445,6 +445,50 @@ static void unreadable_linkedit(void) {
     free(mem);
 }
 
+/* An empty symbol table (nsyms 0) whose symoff points anywhere: the header (outside __LINKEDIT,
+ * through which the loaded view maps it) or past the file. No symbols, so every lookup is
+ * FL_ENOTFOUND, from the scan and the index alike, in the file and in the loaded view (issue 15,
+ * point 7: the scan said FL_EBADDATA there, the index FL_ENOTFOUND). */
+static void empty_symtab(void) {
+    static const uint32_t symoffs[] = {0, 0xfffffff0u};
+    uint32_t st = cmd_off(&g_cmds, LC_SYMTAB, 0);
+    for (unsigned k = 0; k < sizeof symoffs / sizeof symoffs[0]; k++) {
+        uint8_t *m = copy();
+        put32(m + st + 8, symoffs[k]);
+        put32(m + st + 12, 0);
+        fl_reader_t r, lr;
+        fl_reader_init_buffer(&r, m, g_size, 0);
+        fl_macho_image_t views[2];
+        int e = fl_macho_image_init(&views[0], &r, 0, g_size, false);
+        CHECK_EQ_U64(e, 0);
+        uint64_t origin = 0, size = 0;
+        uint8_t *mem = e ? NULL : or_layout_loaded(&views[0], m, 0x4000, &origin, &size);
+        CHECK(mem != NULL);
+        if (mem) {
+            fl_reader_init_buffer(&lr, mem, size, origin);
+            e = fl_macho_image_init(&views[1], &lr, origin, UINT64_MAX, true);
+            CHECK_EQ_U64(e, 0);
+        }
+        for (unsigned v = 0; v < 2 && mem && !e; v++) {
+            const fl_macho_image_t *img = &views[v];
+            fl_macho_symindex_t *ix = NULL;
+            CHECK_EQ_U64(fl_macho_symindex_build(img, &ix), 0);
+            CHECK(ix && fl_macho_symindex_count(ix) == 0);
+            for (uint64_t x = img->text_sect_vmaddr; x < img->text_sect_vmaddr + img->text_sect_size;
+                 x += 4) {
+                char name[64];
+                const char *in = NULL;
+                uint64_t a = 0;
+                CHECK_EQ_U64(fl_macho_symbol_find(img, x, name, sizeof name, &a), FL_ENOTFOUND);
+                if (ix) CHECK_EQ_U64(fl_macho_symindex_find(ix, x, &in, &a), FL_ENOTFOUND);
+            }
+            fl_macho_symindex_free(ix);
+        }
+        free(mem);
+        free(m);
+    }
+}
+
 /* Deterministic random corruption of the header, the commands and the tables. */
 static void random_flips(void) {
     uint64_t seed = 0x9e3779b97f4a7c15ull;
@@ -491,6 +535,7 @@ int main(int argc, char **argv) {
     fat();
     magics_and_synthetic();
     unreadable_linkedit();
+    empty_symtab();
     random_flips();
     printf("%u inputs probed, %u index-vs-scan comparisons\n", g_probes, g_index_checks);
     free(g_file);

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: MIT
 # `faultline inspect`, `faultline symbolicate FILE ADDR...` and `faultline show` on Mach-O files
 # built here by zig cc (thin arm64 and x86_64, fat, stripped, dSYM from dsymutil) and on ELF,
-# checked against llvm-objdump-14, llvm-nm-14, llvm-cxxfilt-14 and readelf.
+# checked against llvm-objdump-14, llvm-nm-14, llvm-cxxfilt-14 and readelf; hostile segment and
+# file names, and an empty symbol table placed anywhere.
 import json
 import os
 import re
 import shutil
+import subprocess
 
 import tooltest
 
@@ -139,6 +141,53 @@ r = fl("inspect", "/etc/hostname")
 check(r.returncode == 1 and "not a 64-bit ELF or Mach-O" in r.stderr, f"inspect text file: {r.stderr}")
 r = fl("inspect", os.path.join(W, "missing"))
 check(r.returncode == 1 and "cannot open" in r.stderr, f"inspect missing: {r.stderr}")
+
+# Hostile names (issue 15, point 5): a segment renamed to ESC, C1 CSI as UTF-8 (C2 9B) and as a
+# raw byte, BEL and an invalid byte, then "é", in a file whose name ends the same way. Text shows
+# '?' for each control or bad byte and keeps "é"; JSON escapes the controls (C1 too) and has
+# U+FFFD for the bad bytes; neither output may carry a control byte or invalid UTF-8.
+EVIL = b"\x1b[31m\xc2\x9b\x9b\x07\xff\xc3\xa9"  # 11 bytes: fits a 16-byte segname
+CLEAN, AS_JSON = "?[31m????é".encode(), "\x1b[31m\u009b\ufffd\x07\ufffdé"
+orig = segments(bins["arm64"])
+victim = [n for n in orig if n not in ("__TEXT", "__LINKEDIT")][0]
+data = bytearray(open(bins["arm64"], "rb").read())
+off = 32
+for _ in range(int.from_bytes(data[16:20], "little")):
+    if int.from_bytes(data[off:off + 4], "little") == 0x19 and data[off + 8:off + 24].rstrip(b"\0") == victim.encode():
+        data[off + 8:off + 24] = EVIL.ljust(16, b"\0")
+    off += int.from_bytes(data[off + 4:off + 8], "little")
+hostile = os.path.join(os.fsencode(W), b"app" + EVIL)
+open(hostile, "wb").write(data)
+for opts in ([], ["--json"]):
+    r = subprocess.run([args.faultline, "inspect", *opts, hostile], capture_output=True)
+    check(r.returncode == 0, f"inspect {opts} hostile segment name: exit {r.returncode} {r.stderr!r}")
+    for name, out in (("stdout", r.stdout), ("stderr", r.stderr)):
+        bad = tooltest.terminal_unsafe(out)
+        check(bad is None, f"inspect {opts} hostile segment name: {name}: {bad}")
+    if opts:
+        doc = json.loads(r.stdout) if r.returncode == 0 else {}
+        want = [AS_JSON if n == victim else n for n in orig]
+        check([g["name"] for g in doc.get("segments", [])] == want, f"inspect --json: {doc.get('segments')}")
+    else:
+        check(b"\n    " + CLEAN + b" " in r.stdout and b"app" + CLEAN + b": Mach-O" in r.stdout,
+              f"inspect: segment and file names cleaned: {r.stdout[:400]!r}")
+
+# An empty symbol table whose symoff points past the file (issue 15, point 7): no symbols, so
+# no lookup finds one, whatever symoff says (the file was refused as malformed before).
+data = bytearray(open(bins["arm64"], "rb").read())
+off = 32
+for _ in range(int.from_bytes(data[16:20], "little")):
+    if int.from_bytes(data[off:off + 4], "little") == 0x2:  # LC_SYMTAB: symoff, nsyms at +8, +12
+        data[off + 8:off + 16] = (0xfffffff0).to_bytes(4, "little") + bytes(4)
+    off += int.from_bytes(data[off + 4:off + 8], "little")
+no_syms = os.path.join(W, "app-arm64-nsyms0")
+open(no_syms, "wb").write(data)
+r = fl("inspect", "--json", no_syms)
+doc = json.loads(r.stdout) if r.returncode == 0 else {}
+check(doc.get("symbols") == 0 and doc.get("uuid") == uuid_of(bins["arm64"]), f"nsyms 0: {r.stdout[:300]} {r.stderr}")
+main_addr = [a for a, n in functions(bins["arm64"]).items() if n == "_main"][0]
+r = fl("symbolicate", no_syms, hex(main_addr))
+check(r.returncode == 0 and r.stdout == "??\n", f"nsyms 0: symbolicate {r.returncode} {r.stdout!r} {r.stderr}")
 
 # ---- symbolicate ----
 def symbolicate_all(path, funcs, extra=()):

@@ -3,7 +3,8 @@
 # `faultline show --format apple|tombstone|json|text` on a sample report (fl_mkreport) whose
 # crashed thread runs through the faultline binary itself (names checked against nm), and on the
 # same report with a Mach exception appended (protobuf fields may come in any order), which every
-# rendering must show.
+# rendering must show; then a hostile report, file names and symbol through every view (list,
+# show, triage, symbolicate), which must put no control character or invalid UTF-8 on a terminal.
 import json
 import os
 import re
@@ -149,5 +150,108 @@ for path in (fifo, "fifo-image"):
             check(r.returncode == 0, f"{cmd} on a report naming the FIFO {path}: exit {r.returncode}")
         except subprocess.TimeoutExpired:
             check(False, f"{cmd} on a report naming the FIFO {path}: hung")
+
+# ---- Hostile strings (issue 15, point 5): a report written by hand, not by our writer (which
+# would have replaced the invalid bytes), whose every string carries ESC, C1 CSI both as UTF-8
+# (C2 9B) and as a raw byte, BEL, DEL and an invalid byte, in a directory and under file names
+# that do too, naming as its image a copy of this binary (under such a name) whose symbol of
+# frame 0 is renamed to such a string. Every view must keep these bytes off the terminal and keep
+# valid UTF-8 whole (tooltest.terminal_unsafe: Python's strict UTF-8 decoder is the oracle).
+EVIL = b"\x1b[31m\xc2\x9b\x9b\x07\x7f\xff\xc3\xa9\xe6\x97\xa5\xe6\x9c\xac"  # ... "é日本"
+CLEAN = "?[31m?????é日本".encode()  # what the cleaner makes of EVIL: one '?' a control or bad byte
+AS_JSON = "\x1b[31m\u009b\ufffd\x07\x7f\ufffdé日本"  # and JSON: C1 kept (escaped), bad bytes U+FFFD
+
+
+def zigzag(n):
+    return 2 * n if n >= 0 else -2 * n - 1
+
+
+def msg(*fields):
+    return b"".join(fields)
+
+
+hostile_bin = os.path.join(os.fsencode(W), b"bin" + EVIL)
+evil_sym = b"sym" + EVIL
+subprocess.run([b"objcopy", b"--redefine-sym", names[0].encode() + b"=" + evil_sym, os.fsencode(exe),
+                hostile_bin], check=True)
+hdir = os.path.join(os.fsencode(W), b"dir" + EVIL)
+os.makedirs(hdir)
+deltas = [pcs[0]] + [b - a for a, b in zip(pcs, pcs[1:])]
+methods = bytes((1 | (3 << 4),)) + bytes(((len(pcs) + 1) // 2 - 1) * [3 | 3 << 4])
+hreport = msg(
+    field(1, 2, b"faultline"), field(2, 0, varint(2)),
+    field(3, 2, msg(field(1, 2, bytes(range(16))), field(2, 0, varint(1714564800123456789)),
+                    field(3, 0, varint(4242)), field(4, 2, b"/opt/proc" + EVIL),
+                    field(5, 2, b"app" + EVIL), field(6, 2, b"ver" + EVIL), field(7, 2, b"os" + EVIL),
+                    field(8, 2, b"rel" + EVIL), field(9, 2, b"osver" + EVIL),
+                    field(10, 2, b"mach" + EVIL), field(12, 2, b"host" + EVIL), field(13, 0, varint(1)),
+                    field(14, 2, b"reason" + EVIL))),
+    field(4, 2, msg(field(1, 0, varint(11)), field(2, 2, b"SIG" + EVIL), field(3, 0, varint(1)),
+                    field(4, 2, b"CODE" + EVIL), field(5, 0, varint(0x10)), field(6, 0, varint(1)),
+                    field(8, 0, varint(77)))),
+    field(5, 2, msg(field(1, 0, varint(77)), field(2, 2, b"thread" + EVIL), field(3, 0, varint(1)),
+                    field(7, 2, b"stop" + EVIL),
+                    field(10, 2, b"".join(varint(zigzag(d)) for d in deltas)),
+                    field(11, 2, b"".join(varint(zigzag(d)) for d in [0x7ffd0000] + [16] * (len(pcs) - 1))),
+                    field(12, 2, methods))),
+    field(6, 2, msg(field(1, 2, hostile_bin), field(2, 2, bytes.fromhex(bid)), field(3, 0, varint(1)),
+                    field(4, 0, varint(SLIDE)), field(5, 0, varint(SLIDE)), field(6, 0, varint(SLIDE + 0x4000000)),
+                    field(7, 0, varint(SLIDE)), field(8, 0, varint(SLIDE + 0x4000000)))),
+    field(7, 2, msg(field(1, 2, b"key" + EVIL), field(2, 2, b"value" + EVIL))),
+    field(8, 2, msg(field(1, 2, b"note" + EVIL))),
+    field(10, 2, msg(field(1, 0, varint(1)), field(2, 2, b"EXC" + EVIL), field(4, 2, b"KERN" + EVIL))),
+    field(15, 0, varint(1)))
+hrep = os.path.join(hdir, b"faultline-" + EVIL + b".flr")
+open(hrep, "wb").write(hreport)
+open(os.path.join(hdir, b"faultline-bad" + EVIL + b".flr"), "wb").write(b"not a report")
+
+
+def flb(*a):
+    r = subprocess.run([args.faultline, *a], capture_output=True, env=ENV)
+    return r.returncode, r.stdout, r.stderr
+
+
+def safe(what, *a, want=(), rcs=(0,)):
+    rc, out, err = flb(*a)
+    check(rc in rcs, f"{what}: exit {rc} {err[-300:]!r}")
+    for name, o in (("stdout", out), ("stderr", err)):
+        bad = tooltest.terminal_unsafe(o)
+        check(bad is None, f"{what}: {name}: {bad}")
+    for w in want:
+        check(w in out, f"{what}: {w!r} not in the output (valid UTF-8 kept, the rest '?')")
+    return out
+
+
+for fmt, at in (("text", b" + 4"), ("apple", b" + 4"), ("tombstone", b"+4")):
+    out = safe(f"show --format {fmt}", "show", "--format", fmt, hrep,
+               want=[b"proc" + CLEAN, b"bin" + CLEAN, b"sym" + CLEAN + at, b"SIG" + CLEAN])
+    check(out.count(CLEAN) >= 12, f"show --format {fmt}: most strings shown: {out.count(CLEAN)}")
+    if fmt == "apple":
+        check(b"Termination Reason:  Namespace SIGNAL, Code 11 SIG" + CLEAN + b": 11\n" in out,
+              "apple: the signal's name in Termination Reason")
+safe("list", "list", hdir, want=[b"dir" + CLEAN + b"/faultline-" + CLEAN + b".flr  2024-",
+                                  b"SIG" + CLEAN + b" (CODE" + CLEAN + b")  /opt/proc" + CLEAN + b" [4242]",
+                                  b"faultline-bad" + CLEAN + b".flr  ("])
+safe("triage", "triage", "--no-progress", hdir, want=[b"sym" + CLEAN + b" + 4", b"bad" + CLEAN + b".flr: "],
+     rcs=(0, 1))
+safe("triage --json", "triage", "--json", "--no-progress", hdir, rcs=(0, 1))
+for cmd in (["show", "--json"], ["symbolicate"]):
+    out = safe(" ".join(cmd), *cmd, hrep, want=[b"\\u009b", "é日本".encode()])
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        doc = None
+        check(False, f"{cmd}: not JSON: {e}")
+    if doc:  # escaped, not cleaned: the values are the strings, with U+FFFD for the bad bytes
+        frames0 = doc["threads"][0]["frames"]
+        check(doc["process"]["path"] == "/opt/proc" + AS_JSON, f"{cmd}: path {doc['process']['path']!r}")
+        check(doc["signal"]["name"] == "SIG" + AS_JSON, f"{cmd}: signal {doc['signal']['name']!r}")
+        check(frames0 and frames0[0]["symbol"] == "sym" + AS_JSON, f"{cmd}: symbol {frames0[:1]!r}")
+        check(doc["images"][0]["path"].endswith("/bin" + AS_JSON), f"{cmd}: image {doc['images'][0]['path']!r}")
+# `symbolicate FILE ADDR` prints the binary's symbol names (and the file's name in errors).
+safe("symbolicate FILE ADDR", "symbolicate", hostile_bin, hex(funcs[names[0]] + 4),
+     want=[b"sym" + CLEAN + b" + 4\n"])
+safe("symbolicate FILE bad-address", "symbolicate", hostile_bin, b"zz" + EVIL, rcs=(1,))
+safe("unknown option", "show", b"--x" + EVIL, hrep, rcs=(2,))
 
 tooltest.finish()

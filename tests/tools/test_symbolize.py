@@ -146,6 +146,11 @@ for damage in ("flip", "cut"):
 _, st_ans = ours(stripped, qs)
 check(len(entries()) == 2, f"stripped copy gets its own entry: {entries()}")
 check(all(a[0] == "??" for a in st_ans), f"stripped copy: no names ({st_ans[:3]})")
+# Its index has no lines and no file names (issue 15, point 6: building one copied from the
+# builder's NULL tables, undefined even for 0 bytes; the UBSan build aborted): the same answers
+# again, from the cache.
+_, st_warm = ours(stripped, qs)
+check(st_warm == st_ans, "stripped copy, from the cache: the same answers")
 # An unusable cache directory (a file in its place) or none at all still answers.
 bad_cache = os.path.join(W, "not-a-dir")
 open(bad_cache, "w").write("x")

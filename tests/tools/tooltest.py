@@ -36,6 +36,20 @@ def run(cmd, check_rc=True, **kw):
     return r
 
 
+def terminal_unsafe(out):
+    """What in the bytes out could drive a terminal, or None: anything that is not strict UTF-8
+    (a raw 0x9b is CSI to a terminal taking 8-bit controls), C0 controls but tab and newline,
+    DEL, C1 controls (U+0080..U+009F). Python's decoder is the oracle, not the cleaner."""
+    try:
+        text = out.decode("utf-8")
+    except UnicodeDecodeError as e:
+        return f"invalid UTF-8 at {e.start}: {out[max(0, e.start - 30):e.start + 30]!r}"
+    for i, ch in enumerate(text):
+        if (ord(ch) < 0x20 and ch not in "\t\n") or 0x7f <= ord(ch) <= 0x9f:
+            return f"U+{ord(ch):04X} at {i}: {text[max(0, i - 30):i + 30]!r}"
+    return None
+
+
 def finish():
     print(f"{_count['passed']} passed, {_count['failed']} failed")
     sys.exit(1 if _count["failed"] else 0)
