@@ -110,6 +110,8 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.frames = th->frames;
         t.frame_count = th->frame_count;
         t.frames_truncated = th->frames_truncated;
+        t.frames_omitted = th->frames_omitted;
+        t.frames_omitted_at = th->frames_omitted_at;
         t.unwind_stop = th->unwind_stop;
     } else if (th->state == FL_THREAD_CAPTURED) {
         fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .concurrent = running,
@@ -134,6 +136,8 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.frames = g_frames;
         t.frame_count = res.count;
         t.frames_truncated = res.truncated;
+        t.frames_omitted = res.omitted;
+        t.frames_omitted_at = res.omitted_at;
         t.unwind_stop = res.stop_reason;
     }
     fl_report_write_thread(w, &t);

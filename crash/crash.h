@@ -104,7 +104,7 @@ typedef struct fl_thread {
     fl_regs_t regs;     /* valid when state == FL_THREAD_CAPTURED */
     /* The walk the thread made of its own stack (fl_selfwalk_t), when `walked`: */
     bool walked, frames_truncated;
-    unsigned frame_count;
+    unsigned frame_count, frames_omitted, frames_omitted_at; /* fl_walk_result_t's */
     const fl_frame_t *frames;
     const char *unwind_stop;
 } fl_thread_t;

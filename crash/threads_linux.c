@@ -118,6 +118,8 @@ static bool walk_self(const fl_selfwalk_t *sw, fl_thread_t *t, unsigned idx) {
     t->frames = f;
     t->frame_count = res.count;
     t->frames_truncated = res.truncated;
+    t->frames_omitted = res.omitted;
+    t->frames_omitted_at = res.omitted_at;
     t->unwind_stop = res.stop_reason;
     t->walked = true;
     return true;

@@ -240,7 +240,10 @@ typedef struct fl_walk_env {
 
 typedef struct fl_walk_result {
     unsigned count;
-    bool truncated;          /* max frames reached */
+    bool truncated;          /* frames were dropped: max frames reached, or the step limit */
+    /* A stack deeper than max keeps its innermost frames, out[0..omitted_at), and its outermost
+     * ones, out[omitted_at..count): omitted frames lay between them (0: none omitted). */
+    unsigned omitted, omitted_at;
     const char *stop_reason; /* static string: why the walk ended */
 } fl_walk_result_t;
 
@@ -261,9 +264,14 @@ int fl_frames_prepare(void);
  * Why CFI before frame pointers: see docs/unwinding.md (a frame-pointer chain through code built
  * without frame pointers looks valid and silently skips callers). Images in env->images with
  * tables_lo/hi set (fl_images_map_tables) have their tables read in place.
+ * A stack deeper than max (max >= 8) is walked on to its end: the first max - max/4 frames and
+ * between max/8 and max/4 of the outermost are kept, res->omitted counting those dropped between.
  * Never faults: memory goes through env->mem and libunwind runs under a fault guard. AS-SAFE. */
 int fl_frames_walk(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_t *out, unsigned max,
                    fl_walk_result_t *res);
+/* Steps a walk takes at most (a stack deeper than max frames is walked to its end, for its
+ * outermost frames): beyond it the walk ends with "step limit reached". */
+#define FL_WALK_STEPS_MAX (1u << 20)
 
 /* Frame-pointer-only walk (the trust checks, no CFI); for tests and benchmarks. Return addresses
  * lose their pointer-authentication bits in both walks. AS-SAFE. */

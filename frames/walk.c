@@ -210,20 +210,41 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
     fl_cfi_cursor_t cfi;
     res->count = 0;
     res->truncated = false;
+    res->omitted = res->omitted_at = 0;
     res->stop_reason = "end of stack";
     if (!max) {
         res->truncated = true;
         return 0;
     }
+    /* Past max frames the walk goes on to the stack's end, keeping out[0..head) and using
+     * out[head..max) as a window on the outermost frames: each time it fills, its older half is
+     * dropped (what started a runaway recursion is at the bottom of the stack). */
+    unsigned head = max >= 8 ? max - max / 4 : max, steps = 0;
     fl_cfi_begin(&cfi, env);
     fl_cfi_cursor_seed(&cfi, &r); /* so that the fast loop can start at frame 0 */
     cfi.valid = true;
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT, 0};
     if (env->frame_regs) env->frame_regs[0] = cfi.regs;
     res->count = 1;
-    /* Bounded by max; every accepted step after the first strictly raises sp: no cycle either. */
-    while (res->count < max) {
-        if ((res->count = cfi_hits(env, &cfi, &r, out, res->count, max)) >= max) break;
+    /* Bounded by FL_WALK_STEPS_MAX; every accepted step after the first strictly raises sp: no
+     * cycle either. */
+    for (;;) {
+        if (res->count >= max) {
+            unsigned keep = (max - head) / 2;
+            if (head == max || steps >= FL_WALK_STEPS_MAX) break;
+            /* (apart: max - keep >= head + keep) */
+            fl_memcpy(out + head, out + max - keep, keep * sizeof *out);
+            if (env->frame_regs)
+                fl_memcpy(env->frame_regs + head, env->frame_regs + max - keep,
+                           keep * sizeof *env->frame_regs);
+            res->omitted += max - head - keep;
+            res->omitted_at = head;
+            res->count = head + keep;
+        }
+        unsigned before = res->count;
+        res->count = cfi_hits(env, &cfi, &r, out, res->count, max);
+        steps += res->count - before;
+        if (res->count >= max) continue;
         uint64_t sp = fl_regs_sp(&r), cpc, csp, cfp;
         uint32_t method = FL_FRAME_UNKNOWN;
         /* The CFI stepper keeps the registers it restores itself; r follows in pc, sp and fp,
@@ -275,11 +296,13 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
         cfi.error = 0;
         if (env->frame_regs) frame_regs(&cfi, &r, method, &env->frame_regs[res->count]);
         out[res->count++] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), method, 0};
+        steps++;
     }
     if (res->count == max) {
         res->truncated = true;
-        res->stop_reason = "frame limit reached";
+        res->stop_reason = steps >= FL_WALK_STEPS_MAX ? "step limit reached" : "frame limit reached";
     }
+    res->truncated |= res->omitted > 0;
     fl_cfi_end(&cfi);
     return 0;
 }

@@ -111,6 +111,7 @@ typedef struct fl_report_thread {
     const fl_frame_t *frames;
     unsigned frame_count;
     bool frames_truncated;
+    unsigned frames_omitted, frames_omitted_at; /* fl_walk_result_t's omitted, omitted_at */
     const char *unwind_stop;
 } fl_report_thread_t;
 

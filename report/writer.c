@@ -16,7 +16,8 @@ enum {
 /* Thread fields. */
 enum {
     T_TID = 1, T_NAME = 2, T_CRASHED = 3, T_FRAMES_TRUNCATED = 6, T_UNWIND_STOP = 7, T_STATE = 8,
-    T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13
+    T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13,
+    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15
 };
 
 #define SCRATCH_MIN 256u
@@ -282,6 +283,10 @@ static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned fra
         }
         fl_pb_end(pb);
         fl_pb_varint(pb, T_SP_SHIFT, shift);
+        if (t->frames_omitted && frames > t->frames_omitted_at) { /* the gap is among them */
+            fl_pb_varint(pb, T_FRAMES_OMITTED, t->frames_omitted);
+            fl_pb_varint(pb, T_FRAMES_OMITTED_AT, t->frames_omitted_at);
+        }
     }
     fl_pb_end(pb);
 }

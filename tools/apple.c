@@ -178,7 +178,10 @@ static void thread(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbol
         fl_tool_symbolize(sym, f, k, &s);
         const Faultline__Image *img = s.image >= 0 ? r->images[s.image] : NULL;
         const char *name = img ? fl_tool_clean(fl_tool_basename(img->path)) : "???";
-        fprintf(o, "%-4zu%-30s\t0x%016" PRIx64 " ", k, name[0] ? name : "???", f->pc);
+        if (fl_tool_gap_before(t, k))
+            fprintf(o, "... %" PRIu32 " frames omitted ...\n", fl_tool_gap_before(t, k));
+        fprintf(o, "%-3zu %-30s\t0x%016" PRIx64 " ", fl_tool_frame_depth(t, k), name[0] ? name : "???",
+                f->pc);
         if (f->signal_trampoline)
             fprintf(o, "%s", s.symbol);
         else if (s.symbol)

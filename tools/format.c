@@ -87,6 +87,16 @@ const char *fl_tool_arch_name(int arch) {
     }
 }
 
+uint32_t fl_tool_gap_before(const Faultline__Thread *t, size_t k) {
+    return t->frames_omitted && k == t->frames_omitted_at && k > 0 ? t->frames_omitted : 0;
+}
+
+size_t fl_tool_frame_depth(const Faultline__Thread *t, size_t k) {
+    return t->frames_omitted && k >= t->frames_omitted_at && t->frames_omitted_at > 0
+               ? k + t->frames_omitted
+               : k;
+}
+
 const char *fl_tool_method_name(int method) {
     switch (method) {
     case FAULTLINE__FRAME__METHOD__METHOD_CONTEXT: return "context";

@@ -19,7 +19,8 @@
  *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset", "file",
  *                           "line"}],  (file and line: DWARF, null when unknown; `faultline
  *                           unwind` adds "registers": {name: "0x.."}, those the walk knew)
- *               "frames_truncated", "unwind_stop"}],
+ *               "frames_truncated", "frames_omitted", "frames_omitted_at" (frames[at] follows
+ *               the gap; both 0 without one), "unwind_stop"}],
  *  "images": [{"path", "build_id", "build_id_kind", "slide", "start", "end", "text_start",
  *              "text_end", "is_main", "is_vdso", "path_truncated"}],
  *  "notes": [text]} */
@@ -230,6 +231,8 @@ static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer
     }
     close_(j, ']');
     j_bool(j, "frames_truncated", t->frames_truncated);
+    j_int(j, "frames_omitted", t->frames_omitted);
+    j_int(j, "frames_omitted_at", t->frames_omitted ? t->frames_omitted_at : 0);
     j_str(j, "unwind_stop", t->unwind_stop);
     close_(j, '}');
 }

@@ -90,7 +90,10 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
         fl_tool_symbolize(sym, f, k, &s);
         const char *image =
             s.image >= 0 ? fl_tool_clean(fl_tool_basename(r->images[s.image]->path)) : "???";
-        fprintf(o, "%-4zu%-31s 0x%016" PRIx64, k, image[0] ? image : "???", f->pc);
+        if (fl_tool_gap_before(t, k))
+            fprintf(o, "    ... %" PRIu32 " frames omitted ...\n", fl_tool_gap_before(t, k));
+        fprintf(o, "%-3zu %-31s 0x%016" PRIx64, fl_tool_frame_depth(t, k), image[0] ? image : "???",
+                f->pc);
         if (f->signal_trampoline)
             fprintf(o, " %s", s.symbol); /* (no offset: it is not a function's) */
         else if (s.symbol)

@@ -38,7 +38,9 @@ static void backtrace(FILE *o, const Faultline__Report *r, const Faultline__Thre
         const Faultline__Image *img = s.image >= 0 ? r->images[s.image] : NULL;
         /* The pc relative to the image's load bias: a file address, as `pc` in tombstones. */
         uint64_t rel = img ? f->pc - img->slide : f->pc;
-        fprintf(o, "      #%02zu pc %016" PRIx64 "  %s", k, rel,
+        if (fl_tool_gap_before(t, k))
+            fprintf(o, "      ... %" PRIu32 " frames omitted ...\n", fl_tool_gap_before(t, k));
+        fprintf(o, "      #%02zu pc %016" PRIx64 "  %s", fl_tool_frame_depth(t, k), rel,
                 img ? fl_tool_clean(img->path) : "<unknown>");
         if (f->signal_trampoline) fprintf(o, " (%s)", s.symbol);
         else if (s.symbol) fprintf(o, " (%s+%" PRIu64 ")", fl_tool_clean(s.symbol), s.offset);

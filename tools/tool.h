@@ -308,6 +308,11 @@ void fl_tool_hex(char *buf, const uint8_t *p, size_t n);
 int fl_tool_crashed_thread(const Faultline__Report *r);
 const char *fl_tool_arch_name(int arch);
 const char *fl_tool_method_name(int method);
+/* A stack deeper than max_frames kept its innermost and outermost frames (Thread.frames_omitted
+ * between frames[frames_omitted_at - 1] and frames[frames_omitted_at]): the frames omitted before
+ * frames[k] if the gap is right there, else 0; and frames[k]'s depth, counting the omitted ones. */
+uint32_t fl_tool_gap_before(const Faultline__Thread *t, size_t k);
+size_t fl_tool_frame_depth(const Faultline__Thread *t, size_t k);
 const char *fl_tool_state_name(int state);
 const char *fl_tool_build_id_kind_name(int kind);
 const char *fl_tool_kind_name(int kind);

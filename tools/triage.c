@@ -165,7 +165,12 @@ static void render_stack(group_t *g, const Faultline__Report *r, fl_tool_symboli
         fl_tool_sym_t s;
         fl_tool_symbolize(sym, f, k, &s);
         const char *image = s.image >= 0 ? fl_tool_basename(r->images[s.image]->path) : "???";
-        sb_printf(&text, "      %-4zu%-28s 0x%016" PRIx64 " ", k, fl_tool_clean(image[0] ? image : "???"), f->pc);
+        if (fl_tool_gap_before(th, k)) {
+            sb_printf(&text, "      ... %" PRIu32 " frames omitted ...\n", fl_tool_gap_before(th, k));
+            sb_printf(&json, ",\n        {\"omitted\": %" PRIu32 "}", fl_tool_gap_before(th, k));
+        }
+        sb_printf(&text, "      %-3zu %-28s 0x%016" PRIx64 " ", fl_tool_frame_depth(th, k),
+                  fl_tool_clean(image[0] ? image : "???"), f->pc);
         if (f->signal_trampoline) sb_printf(&text, "%s", s.symbol);
         else if (s.symbol) sb_printf(&text, "%s + %" PRIu64, fl_tool_clean(s.symbol), s.offset);
         else sb_printf(&text, "???");

@@ -444,6 +444,8 @@ static int render(state_t *s, const fl_frame_t *frames, const fl_dwarf_regs_t *f
     th.crashed = true;
     th.unwind_stop = (char *)res->stop_reason;
     th.frames_truncated = res->truncated;
+    th.frames_omitted = res->omitted;
+    th.frames_omitted_at = res->omitted_at;
     for (unsigned i = 0; i < nregs; i++) {
         faultline__register__init(&regs[i]);
         regs[i].name = (char *)fl_regs_arch_name(s->arch, i);

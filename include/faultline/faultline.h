@@ -106,7 +106,9 @@ FL_API void fl_free_report_list(char **paths, size_t count);
  * (installed as <faultline/faultline.pb-c.h> and <faultline/faultline.proto>); free it with
  * fl_report_free(). A report cut short decodes its complete prefix and sets *truncated.
  * Errors: FL_EIO (cannot read; errno says why), FL_ENOTREPORT (not a faultline report),
- * FL_EVERSION (newer format), FL_EBADDATA (damaged beyond its first bytes), FL_ERANGE (> 64 MiB). */
+ * FL_EVERSION (newer format), FL_EBADDATA (damaged beyond its first bytes), FL_ENOTFILE (not a
+ * regular file). A report past the reader's caps (more than 16 MiB, 4,096 threads, 2,048 images,
+ * 262,144 frames in all: docs/report-format.md) decodes up to the cap, truncated, with a note. */
 struct Faultline__Report;
 FL_API int fl_report_read_file(const char *path, struct Faultline__Report **out, bool *truncated);
 FL_API void fl_report_free(struct Faultline__Report *report);

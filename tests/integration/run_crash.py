@@ -18,6 +18,9 @@ p.add_argument("--note-contains", action="append", default=[], metavar="TEXT",
 p.add_argument("--expect-stderr", action="append", default=[], metavar="TEXT",
                help="stderr must contain TEXT ({dir} stands for the report directory)")
 p.add_argument("--other-thread", action="store_true", help="the crash is on a non-main thread")
+p.add_argument("--outermost", metavar="F1,F2",
+               help="a stack deeper than max_frames: frames were omitted, and the outermost kept "
+                    "ones hold these functions in order")
 p.add_argument("--pc-zero", action="store_true", help="frame 0 pc must be 0")
 p.add_argument("--expect-truncated", action="store_true",
                help="the report must say it is incomplete; only its prefix is checked")
@@ -206,6 +209,16 @@ def check_report(report, rdir):
             got = t["frames"][int(i)]["method"] if int(i) < len(t["frames"]) else None
             check(got == method, f"frame {i} found by {got}, expected {method}")
         check(len(t["registers"]) >= 17, "general registers recorded")
+        if a.outermost:
+            at, n = t["frames_omitted_at"], t["frames_omitted"]
+            check(n > 1000 and 0 < at < len(t["frames"]),
+                  f"frames omitted between innermost and outermost ({n} at {at})")
+            check(in_order(syms[at:], a.outermost.split(",")),
+                  f"outermost frames {syms[at:]} hold {a.outermost}")
+            check(all(s == want[0] for s in syms[1:at]), "the innermost frames are the recursion")
+            text = subprocess.run([a.cli, "show", report], capture_output=True, text=True).stdout
+            check(f"... {n} frames omitted ..." in text and f"\n{at + n} " in text,
+                  "show: the gap, and the depths after it")
     check_threads(doc)
     a.last_doc = doc
     imgs = doc["images"]

@@ -58,7 +58,8 @@ else:
 
 for i, t in enumerate(doc["threads"]):
     check(set(t) == {"tid", "name", "crashed", "state", "registers", "frames",
-                     "frames_truncated", "unwind_stop"}, f"thread keys {set(t)}")
+                     "frames_truncated", "frames_omitted", "frames_omitted_at",
+                     "unwind_stop"}, f"thread keys {set(t)}")
     check(t["tid"] == 1001 + i and t["crashed"] == (i == 0) and t["state"] == "captured",
           f"thread {i}")
     check(len(t["registers"]) >= 17 and all(is_hex(v) for v in t["registers"].values()),
