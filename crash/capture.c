@@ -100,11 +100,21 @@ void fl_crash_abandon(void) {
         fl_report_writer_abandon(&g_writer);
 }
 
-/* Writes one thread: with the frames it found itself, or walked now over its own stack.
+/* Writes one thread: with the frames it found itself, or walked now over its own stack; a thread
+ * that blocks the capture signal from where it sits in a system call, if it does.
  * `running`: other threads run meanwhile (they may unload images). */
 static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok, bool running) {
     fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
                             .state = th->state};
+    static fl_regs_t blocked;
+    uint64_t call[3], again[3];
+    bool from_call = th->state == FL_THREAD_BLOCKED && maps_ok &&
+                     fl_crash_os_blocked(th->tid, call) == 0;
+    if (from_call) {
+        fl_memset(&blocked, 0, sizeof blocked);
+        fl_regs_set(&blocked, call[2], call[1], 0);
+    }
+    const fl_regs_t *regs = from_call ? &blocked : &th->regs;
     if (th->state == FL_THREAD_CAPTURED && th->walked) {
         t.regs = &th->regs;
         t.frames = th->frames;
@@ -113,26 +123,42 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.frames_omitted = th->frames_omitted;
         t.frames_omitted_at = th->frames_omitted_at;
         t.unwind_stop = th->unwind_stop;
-    } else if (th->state == FL_THREAD_CAPTURED) {
-        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images, .concurrent = running,
-                             .use_cfi = true, .maps = maps_ok ? &g_maps : NULL};
+    } else if (th->state == FL_THREAD_CAPTURED || from_call) {
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_images,
+                             .concurrent = running || from_call, .use_cfi = true,
+                             .maps = maps_ok ? &g_maps : NULL, .pc_sp_only = from_call};
         static fl_reader_t stack_reader;
         static fl_map_t stack_tmp;
-        uint64_t sp = fl_regs_sp(&th->regs);
+        uint64_t sp = fl_regs_sp(regs);
         const fl_map_t *sm = fl_crash_os_stack(maps_ok ? &g_maps : NULL, sp, &stack_tmp);
         if (sm) {
             env.stack_lo = sm->start < sp ? sm->start : sp;
             env.stack_hi = sm->end;
             /* The stack was seen mapped readable, and its thread is parked or suspended (or is
-             * the requester, waiting): plain copies, not a system call per read. */
-            if (sm->perms & FL_MAP_R) {
+             * the requester, waiting): plain copies, not a system call per read. A thread read
+             * from its system call is not stopped: the safe reader. */
+            if ((sm->perms & FL_MAP_R) && !from_call) {
                 fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
                 env.mem = &stack_reader;
             }
         }
-        fl_walk_result_t res;
-        fl_frames_walk(&env, &th->regs, g_frames, fl_crash_config.max_frames, &res);
-        t.regs = &th->regs;
+        fl_walk_result_t res = {0};
+        /* A blocked thread's pc must be code and its sp a stack, or its file said nothing
+         * usable (qemu-user shows the emulator's own registers there). */
+        if (!from_call || (sm && fl_images_find(&g_images, call[2])))
+            fl_frames_walk(&env, regs, g_frames, fl_crash_config.max_frames, &res);
+        else
+            res.stop_reason = "the pc of its system call is in no known image";
+        if (from_call && res.count) {
+            /* Trusted only if it sat in the same call at the same place throughout the walk. */
+            g_frames[0].method = FL_FRAME_SYSCALL;
+            if (fl_crash_os_blocked(th->tid, again) != 0 || again[0] != call[0] ||
+                again[1] != call[1] || again[2] != call[2]) {
+                res.count = 0;
+                res.stop_reason = "the thread left its system call while its stack was read";
+            }
+        }
+        t.regs = from_call ? NULL : &th->regs;
         t.frames = g_frames;
         t.frame_count = res.count;
         t.frames_truncated = res.truncated;

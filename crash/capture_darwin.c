@@ -41,6 +41,12 @@ void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err,
  * above, if it starts within 64 KiB. For a pthread the region also holds the pthread structure
  * above the stack, which only makes the bound generous. Not pthread_get_stackaddr_np: finding
  * the pthread takes libpthread's thread-list lock, which a suspended thread may hold. */
+int fl_crash_os_blocked(int tid, uint64_t out[3]) {
+    (void)tid;
+    (void)out;
+    return FL_ENOSYS;
+}
+
 const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *m) {
     (void)maps;
     if (fl_memory_region(sp, &m->start, &m->end, &m->perms)) return NULL;

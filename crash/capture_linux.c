@@ -29,6 +29,8 @@ void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
 
 void fl_crash_os_release(fl_thread_list_t *l) { fl_threads_release(l); }
 
+int fl_crash_os_blocked(int tid, uint64_t out[3]) { return fl_threads_syscall_regs(tid, out); }
+
 void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err, int *img_err) {
     static char scratch[64 * 1024];
     *maps_err = fl_maps_read(maps, scratch, sizeof scratch);

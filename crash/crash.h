@@ -150,6 +150,10 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns);
 int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
                        const fl_selfwalk_t *selfwalk);
 void fl_threads_release(fl_thread_list_t *l); /* AS-SAFE */
+/* A thread that blocks the capture signal, read without its cooperation: while it sits in a
+ * system call, /proc/self/task/TID/syscall gives the call's number, sp and pc (out[0..2]).
+ * FL_ENOTFOUND when it runs or is not in a system call. AS-SAFE. */
+int fl_threads_syscall_regs(int tid, uint64_t out[3]);
 
 /* ---- Capture ---- */
 
@@ -239,6 +243,9 @@ void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err,
 /* The stack holding sp (Linux: from maps, NULL when unreadable; Darwin: vm_region_64) as a map,
  * or NULL when unknown. AS-SAFE. */
 const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *tmp);
+/* A thread in state FL_THREAD_BLOCKED read without its cooperation (Linux: its system call's
+ * number, sp and pc, fl_threads_syscall_regs; Darwin: never blocked, FL_ENOSYS). AS-SAFE. */
+int fl_crash_os_blocked(int tid, uint64_t out[3]);
 /* Notes only the platform has (Linux: the capture signal; Darwin: exception ports, EXC_GUARD),
  * written after the thread-list notes. AS-SAFE. */
 void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,

@@ -318,6 +318,24 @@ static int blocks_signal(int tid, int sig) {
     return mask[0] != 0 && ((mask[1] >> (sig - 1)) & 1);
 }
 
+int fl_threads_syscall_regs(int tid, uint64_t out[3]) {
+    char buf[256];
+    long n = read_task_file(tid, "syscall", buf, sizeof buf);
+    if (n <= 0 || buf[0] < '0' || buf[0] > '9') return FL_ENOTFOUND; /* "running", "-1 ..." */
+    const char *p = buf, *end = buf + n;
+    uint64_t nr = 0, v[8];
+    for (; p < end && *p >= '0' && *p <= '9' && nr < (1u << 20); p++) nr = nr * 10 + (uint64_t)(*p - '0');
+    for (unsigned i = 0; i < 8; i++) {
+        if (end - p < 3 || p[0] != ' ' || p[1] != '0' || p[2] != 'x') return FL_EBADDATA;
+        p += 3;
+        if (!fl_parse_hex(&p, end, &v[i])) return FL_EBADDATA;
+    }
+    out[0] = nr;
+    out[1] = v[6]; /* sp */
+    out[2] = v[7]; /* pc */
+    return 0;
+}
+
 static void read_name(fl_thread_t *t) {
     char buf[32];
     long n = read_task_file(t->tid, "comm", buf, sizeof buf);

@@ -22,6 +22,8 @@ const char *fl_regs_name(unsigned i);             /* AS-SAFE; "rax", "x0", ... *
 uint64_t fl_regs_pc(const fl_regs_t *r);          /* AS-SAFE */
 uint64_t fl_regs_sp(const fl_regs_t *r);          /* AS-SAFE */
 uint64_t fl_regs_fp(const fl_regs_t *r);          /* AS-SAFE */
+/* Sets r's pc, sp and frame pointer (the others are left as they are). AS-SAFE. */
+void fl_regs_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
 /* Fills r from a signal handler's ucontext_t. AS-SAFE. */
 void fl_regs_from_ucontext(fl_regs_t *r, const void *ucontext);
 /* Darwin: fills r with thread_get_state of the Mach thread `thread` (a thread_act_t), which must
@@ -203,7 +205,9 @@ enum { /* values equal faultline.Frame.Method in proto/faultline.proto */
     FL_FRAME_CFI = 2,
     FL_FRAME_FP = 3,
     FL_FRAME_LR = 4,
-    FL_FRAME_SCAN = 5
+    FL_FRAME_SCAN = 5,
+    FL_FRAME_SYSCALL = 6 /* frame 0 of a thread that blocks the capture signal: pc and sp from
+                          * /proc/self/task/TID/syscall while it sat in a system call */
 };
 
 enum { FL_FRAME_TRAMPOLINE = 1 }; /* fl_frame_t.flags: the frame's code is a signal return
@@ -236,6 +240,9 @@ typedef struct fl_walk_env {
      * frame-pointer, link-register or scan step pc, sp and fp. For the emulation tests and
      * `faultline unwind`; the walk then takes no fast path. */
     fl_dwarf_regs_t *frame_regs;
+    /* The registers hold pc and sp only (a thread read from its system call, not stopped): the
+     * others are unknown to the tables, and the frame pointer is 0. */
+    bool pc_sp_only;
 } fl_walk_env_t;
 
 typedef struct fl_walk_result {

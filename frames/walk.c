@@ -201,6 +201,10 @@ static void frame_regs(const fl_cfi_cursor_t *c, const fl_regs_t *r, uint32_t me
     o->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
 }
 
+void fl_regs_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
+    fl_unwind_arch_set(r, pc, sp, fp);
+}
+
 int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame_t *out,
                    unsigned max, fl_walk_result_t *res) {
     if (!env_in->use_cfi) return fl_frames_walk_fp(env_in, start, out, max, res);
@@ -222,6 +226,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
     unsigned head = max >= 8 ? max - max / 4 : max, steps = 0;
     fl_cfi_begin(&cfi, env);
     fl_cfi_cursor_seed(&cfi, &r); /* so that the fast loop can start at frame 0 */
+    if (env->pc_sp_only) cfi.regs.valid &= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
     cfi.valid = true;
     out[0] = (fl_frame_t){fl_regs_pc(&r), fl_regs_sp(&r), FL_FRAME_CONTEXT, 0};
     if (env->frame_regs) env->frame_regs[0] = cfi.regs;

@@ -170,7 +170,7 @@ static void thread(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbol
     if (t->name[0]) fprintf(o, "Thread %zu name:  %s\n", i, fl_tool_clean(t->name));
     fprintf(o, "Thread %zu%s:", i, t->crashed ? " Crashed" : "");
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
-        fprintf(o, " (not captured: %s)", fl_tool_state_name(t->state));
+        fprintf(o, " (not captured: %s%s)", fl_tool_state_name(t->state), fl_tool_state_detail(t));
     fputc('\n', o);
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];

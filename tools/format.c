@@ -87,6 +87,12 @@ const char *fl_tool_arch_name(int arch) {
     }
 }
 
+const char *fl_tool_state_detail(const Faultline__Thread *t) {
+    return t->n_frames && t->frames[0]->method == FAULTLINE__FRAME__METHOD__METHOD_SYSCALL
+               ? "; stack read from its system call"
+               : "";
+}
+
 uint32_t fl_tool_gap_before(const Faultline__Thread *t, size_t k) {
     return t->frames_omitted && k == t->frames_omitted_at && k > 0 ? t->frames_omitted : 0;
 }
@@ -104,6 +110,7 @@ const char *fl_tool_method_name(int method) {
     case FAULTLINE__FRAME__METHOD__METHOD_FRAME_POINTER: return "frame_pointer";
     case FAULTLINE__FRAME__METHOD__METHOD_LINK_REGISTER: return "link_register";
     case FAULTLINE__FRAME__METHOD__METHOD_SCAN: return "scan";
+    case FAULTLINE__FRAME__METHOD__METHOD_SYSCALL: return "syscall";
     default: return "unknown";
     }
 }

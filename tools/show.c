@@ -82,7 +82,7 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
     if (t->crashed)
         fprintf(o, " [Crashed]");
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
-        fprintf(o, " [not captured: %s]", fl_tool_state_name(t->state));
+        fprintf(o, " [not captured: %s%s]", fl_tool_state_name(t->state), fl_tool_state_detail(t));
     fputc('\n', o);
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];

@@ -15,7 +15,7 @@ static void thread_head(FILE *o, const Faultline__Report *r, const Faultline__Th
             r->header ? r->header->pid : 0, t->tid, t->name[0] ? fl_tool_clean(t->name) : "?",
             process_path(r));
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
-        fprintf(o, "    (not captured: %s)\n", fl_tool_state_name(t->state));
+        fprintf(o, "    (not captured: %s%s)\n", fl_tool_state_name(t->state), fl_tool_state_detail(t));
 }
 
 /* debuggerd's register block: four a line, "name value" in 16 hex digits. */

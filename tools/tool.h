@@ -314,6 +314,9 @@ const char *fl_tool_method_name(int method);
 uint32_t fl_tool_gap_before(const Faultline__Thread *t, size_t k);
 size_t fl_tool_frame_depth(const Faultline__Thread *t, size_t k);
 const char *fl_tool_state_name(int state);
+/* "; stack read from its system call" for a thread not captured whose frames were read from
+ * where it sat in a system call (frame 0's method syscall), else "". */
+const char *fl_tool_state_detail(const Faultline__Thread *t);
 const char *fl_tool_build_id_kind_name(int kind);
 const char *fl_tool_kind_name(int kind);
 /* Length (1 to 4) of the well-formed UTF-8 sequence s starts (shortest form, no surrogates, at

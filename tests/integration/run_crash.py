@@ -123,6 +123,12 @@ def check_threads(doc):
         ts = named(doc, name)
         bad = [(t["tid"], symbols(t)) for t in ts if not in_order(symbols(t), funcs.split(","))]
         check(ts and not bad, f"threads named {name!r} lack frames {funcs} in order: {ts and bad[:3]}")
+    # A thread that blocked the capture signal and has frames was read from its system call.
+    for t in threads:
+        if t["state"] == "blocked" and t["frames"]:
+            check(t["frames"][0]["method"] == "syscall" and
+                  all(f["method"] != "context" for f in t["frames"]),
+                  f"blocked thread {t['name']}: frame 0 from its system call")
     if a.all_captured_except is not None:
         skip = [n for n in a.all_captured_except.split(",") if n]
         bad = [(t["name"], t["state"]) for t in threads
