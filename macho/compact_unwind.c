@@ -220,9 +220,13 @@ int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
         (err = index_read(ui, &h, hi, &hi_func, NULL)))
         return err;
     if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
+    /* In place where the reader holds the index (header_read checked it lies in the section). */
+    const uint8_t *idx = fl_reader_direct(ui->r, ui->addr + h.index_off,
+                                          (size_t)h.index_count * CU_INDEX_ENTRY_SIZE);
     while (hi - lo > 1) {
         uint32_t mid = lo + (hi - lo) / 2, mid_func;
-        if ((err = index_read(ui, &h, mid, &mid_func, NULL))) return err;
+        if (idx) mid_func = le32(idx + (size_t)mid * CU_INDEX_ENTRY_SIZE);
+        else if ((err = index_read(ui, &h, mid, &mid_func, NULL))) return err;
         if (mid_func <= target) {
             lo = mid;
             lo_func = mid_func;
@@ -240,10 +244,24 @@ int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
     uint32_t e_lo, e_hi = 0, slot = 0;
     if ((err = page_entry(ui, &p, slot, &start, &e_lo))) return err;
     if (target < start) return FL_ENOTFOUND;
+    /* Where the reader holds the page's entries (page_open checked they lie in the section), the
+     * search reads them in place: a probe is a load and a compare, not a bounds-checked read. */
+    const uint8_t *ents = fl_reader_direct(ui->r, ui->addr + p.entries,
+                                           (size_t)p.count * (p.kind == CU_PAGE_REGULAR ? 8u : 4u));
     for (uint32_t n = p.count; n - slot > 1;) { /* [slot, n): entry n stands for p.hi */
         uint32_t mid = slot + (n - slot) / 2;
         uint64_t mid_func;
-        if ((err = page_entry(ui, &p, mid, &mid_func, &e_hi))) return err;
+        if (!ents) {
+            if ((err = page_entry(ui, &p, mid, &mid_func, &e_hi))) return err;
+        } else if (p.kind == CU_PAGE_REGULAR) {
+            mid_func = le32(ents + 8u * mid);
+            e_hi = le32(ents + 8u * mid + 4);
+        } else {
+            uint32_t w = le32(ents + 4u * mid);
+            mid_func = p.lo + (w & CU_COMPRESSED_OFFSET);
+            e_hi = w >> 24;
+        }
+        if (ents && (mid_func < p.lo || mid_func >= p.hi)) return FL_EBADDATA; /* as page_entry */
         if (mid_func <= target) {
             slot = mid;
             start = mid_func;
