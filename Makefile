@@ -1,14 +1,19 @@
 # faultline: `make demo` shows a crash and its report, `make test` runs every test.
 # Other targets: deps (install Debian packages), build, install PREFIX=dir, clean,
 # darwin (cross-build for macOS arm64 and x86_64 with zig, then check the outputs; nothing runs them),
-# arm64 (cross-build for Linux arm64 and install it at $(BUILD_ARM64)/prefix; tests run under qemu).
+# arm64 (cross-build for Linux arm64 and install it at $(BUILD_ARM64)/prefix; tests run under qemu),
+# sanitize (clang build with ASan and UBSan, and the fuzz targets, at $(BUILD_SAN)),
+# fuzz (every fuzz target for FUZZ_SECONDS each: `make fuzz FUZZ_SECONDS=60`).
 BUILD  ?= build
 BUILD_ARM64 ?= build-arm64
+BUILD_SAN ?= build-san
 PREFIX ?= /usr/local
 JOBS   ?= $(shell nproc 2>/dev/null || echo 2)
+FUZZ_SECONDS ?= 600
+FUZZ_JOBS ?= 1
 MAKEFLAGS += --no-print-directory
 
-.PHONY: all deps build darwin arm64 test demo install clean
+.PHONY: all deps build darwin arm64 sanitize sanitize-configure fuzz test demo install clean
 all: build
 
 deps:
@@ -44,10 +49,26 @@ arm64: build
 	cmake --build $(BUILD_ARM64) -j$(JOBS)
 	cmake --install $(BUILD_ARM64) --prefix $(abspath $(BUILD_ARM64))/prefix >/dev/null
 
-# Both Linux architectures run their tests (the last line counts both); the Darwin builds are
-# checked by the check_darwin test.
-test: build darwin arm64
-	scripts/run-tests.sh $(BUILD) $(BUILD_ARM64)
+# The sanitizer build: clang-14, everything compiled with ASan and UBSan (undefined behaviour
+# fatal), and the libFuzzer targets. Its tests are the unit and CLI tests (the crash tests are
+# disabled there, see tests/CMakeLists.txt) and a 20 s smoke run of each fuzz target (label fuzz).
+sanitize-configure: deps
+	cmake -S . -B $(BUILD_SAN) -DCMAKE_C_COMPILER=clang-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+	  -DFL_WERROR=ON -DFL_SANITIZE=ON -DFL_BUILD_FUZZERS=ON -DFL_BUILD_BENCH=OFF
+sanitize: sanitize-configure
+	cmake --build $(BUILD_SAN) -j$(JOBS)
+
+# Each fuzz target for FUZZ_SECONDS (default 600), FUZZ_JOBS at a time, on its corpus in
+# $(BUILD_SAN)/fuzz/<target>/ (seeded from tests/<module>/corpus/<target>/, which stays as it
+# is); fails if any target finds a crash (its input is left next to the corpus).
+fuzz: sanitize-configure
+	cmake --build $(BUILD_SAN) --target fuzzers -j$(JOBS)
+	scripts/fuzz.sh --seconds $(FUZZ_SECONDS) --jobs $(FUZZ_JOBS) $(BUILD_SAN)
+
+# Both Linux architectures and the sanitizer build run their tests (the last line counts all
+# three); the Darwin builds are checked by the check_darwin test.
+test: build darwin arm64 sanitize
+	scripts/run-tests.sh $(BUILD) $(BUILD_ARM64) $(BUILD_SAN)
 
 # The build's output goes to a log here, so that the demo's own output stands out.
 demo: deps
@@ -59,4 +80,4 @@ install: build
 	cmake --install $(BUILD) --prefix $(PREFIX)
 
 clean:
-	rm -rf $(BUILD) $(BUILD_ARM64) build-darwin-arm64 build-darwin-x86_64
+	rm -rf $(BUILD) $(BUILD_ARM64) $(BUILD_SAN) build-darwin-arm64 build-darwin-x86_64

@@ -133,13 +133,13 @@ static int read_name(const fl_macho_image_t *img, uint32_t strx, char *name, siz
 int fl_macho_symbol_find(const fl_macho_image_t *img, uint64_t vmaddr, char *name, size_t cap,
                          uint64_t *sym_vmaddr) {
     if (cap) name[0] = 0;
-    if (!img->has_symtab) return FL_ENOTFOUND;
+    /* The table first: an empty one has no symbol, whatever else is wrong (the index's rule). */
+    uint64_t syms;
+    int e = fl_macho_symtab_locate(img, &syms);
+    if (e) return e;
     unsigned ordinal;
     uint64_t lo;
-    int e = fl_macho_symbol_section(img, vmaddr, &ordinal, &lo);
-    if (e) return e;
-    uint64_t syms;
-    if ((e = fl_macho_symtab_locate(img, &syms))) return e;
+    if ((e = fl_macho_symbol_section(img, vmaddr, &ordinal, &lo))) return e;
     bool found = false;
     uint64_t best = 0;
     uint32_t best_strx = 0;

@@ -54,7 +54,7 @@ void fl_report_writer_buffer(fl_report_writer_t *w, uint8_t *buf, size_t cap) {
 }
 
 static void write_raw(fl_report_writer_t *w, const void *p, size_t n) {
-    if (w->fd < 0 || w->err)
+    if (w->fd < 0 || w->err || n == 0) /* (an empty item, without a buffer: w->out is NULL) */
         return;
     if (n > w->out_cap - w->out_len)
         fl_report_writer_flush(w);

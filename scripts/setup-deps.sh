@@ -15,6 +15,7 @@ FL_DEPS=(
   libdw-dev                              # the CLI's DWARF line tables (elfutils' libdw)
   libc6-dbg                              # libc's debug file: symbolication tests' oracle target
   lld-14                                 # ld64.lld-14: links the Darwin dylib (make darwin)
+  clang-14 libclang-rt-14-dev            # the sanitizer build: ASan, UBSan, libFuzzer runtimes
   python3 gdb
   python3-unicorn python3-capstone       # the Darwin emulation tests (tests/darwin_emu)
   libunwind8                             # nongnu libunwind: bench_unwind's reference (dlopen)

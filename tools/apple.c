@@ -65,7 +65,7 @@ static const char *signal_description(const char *sig) {
 
 static void header(FILE *o, const Faultline__Report *r) {
     const Faultline__Header *h = r->header;
-    char buf[1024], t[64];
+    char buf[1024], t[2 * FL_TOOL_HEX_MAX + 1]; /* (a hostile id is up to 32 bytes here: hex) */
     if (!h) {
         row(o, "Incident Identifier:", "(the report has no header)");
         return;

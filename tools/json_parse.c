@@ -11,14 +11,20 @@ typedef struct parser {
     char *err;
     size_t errcap;
     bool failed;
+    const char *mark; /* where() last counted to, and the line and column there */
+    unsigned mark_line, mark_col;
 } parser_t;
 
-static void where(const parser_t *ps, const char *at, unsigned *line, unsigned *col) {
-    *line = 1, *col = 1;
-    for (const char *q = ps->start; q < at && q < ps->end; q++) {
-        if (*q == '\n') (*line)++, *col = 1;
-        else (*col)++;
+/* Values are met in document order, so the count goes on from the last position asked for:
+ * from the start each time, a document of n values cost n times its length (minutes for a
+ * hostile file of a few MB). */
+static void where(parser_t *ps, const char *at, unsigned *line, unsigned *col) {
+    if (!ps->mark || at < ps->mark) ps->mark = ps->start, ps->mark_line = 1, ps->mark_col = 1;
+    for (; ps->mark < at && ps->mark < ps->end; ps->mark++) {
+        if (*ps->mark == '\n') ps->mark_line++, ps->mark_col = 1;
+        else ps->mark_col++;
     }
+    *line = ps->mark_line, *col = ps->mark_col;
 }
 
 static fl_tool_jv_t *fail(parser_t *ps, const char *at, const char *msg) {

@@ -18,13 +18,12 @@
  *       inside it, or a pc from the input's bytes; the low 5 bits an index. [3..5] also place
  *       the expressions taken from the input's bytes.
  *
- * Build (clang): cmake -S . -B build-fuzz -DCMAKE_C_COMPILER=clang-14 -DFL_BUILD_FUZZERS=ON \
- *                   -DFL_BUILD_BENCH=OFF && cmake --build build-fuzz --target fuzz_cfi
- * Seed it with the .eh_frame of system libraries (cut at a record boundary under 60000 bytes)
- * and the valid tables of test_cfi_malformed (built in any build directory):
- *   tests/frames/fuzz_cfi_seeds.sh corpus build-fuzz/tests/frames/test_cfi_malformed
- * Run: build-fuzz/tests/frames/fuzz_cfi -max_total_time=60 -max_len=65536 -timeout=5 corpus
- * (a crash leaves crash-<sha1> behind: the input, replayed by passing it as the only argument). */
+ * Built with -DFL_BUILD_FUZZERS=ON (clang; `make sanitize` or `make fuzz` do it in build-san).
+ * Seeds: corpus/fuzz_cfi/, the .eh_frame of system libraries cut at a record boundary under 6000
+ * bytes and the valid tables of test_cfi_malformed (scripts/fuzz-seeds.sh; fuzz_cfi_seeds.sh
+ * makes larger ones). Run: scripts/fuzz.sh --seconds 60 build-san fuzz_cfi (which passes
+ * -max_len=65536; a crash leaves crash-<sha1> in build-san/fuzz/fuzz_cfi/: the input, replayed
+ * by passing it as the only argument). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -777,8 +777,10 @@ static void end_block(run_t *r, block_t *b) {
         c->has_row = true;
         c->row = b->row[b->nrows - 1];
         c->ncols = b->ncols;
-        memcpy(c->col, b->col, b->ncols * sizeof *b->col);
-        memcpy(c->cell, b->cell + c->row.cells, b->ncols * sizeof *b->cell);
+        if (b->ncols) { /* (b->cell is NULL without columns) */
+            memcpy(c->col, b->col, b->ncols * sizeof *b->col);
+            memcpy(c->cell, b->cell + c->row.cells, b->ncols * sizeof *b->cell);
+        }
     }
 }
 

@@ -67,8 +67,8 @@ static void test_show_text(const char *report, const char *symdir_a, const char 
         "Identifier:          sample-app\n",
         "Version:             1.2.3 (45)\n",
         "Date/Time:           2024-05-01T12:00:00.123Z\n",
-        "OS Version:          Linux 6.1.0-18-amd64 "
-        "(#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01))\n",
+        ("OS Version:          Linux 6.1.0-18-amd64 "
+         "(#1 SMP PREEMPT_DYNAMIC Debian 6.1.76-1 (2024-02-01))\n"), /* (one line, cut in two) */
         "Report Id:           00112233445566778899aabbccddeeff\n",
         "Report Kind:         crash\n",
         "Exception Type:      SIGSEGV (SEGV_MAPERR)\n",

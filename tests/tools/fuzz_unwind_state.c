@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* libFuzzer over `faultline unwind STATE`'s input: the JSON reader and the state's checks
- * (FL_BUILD_FUZZERS=ON with clang; run by hand:
- *   build-fuzz/tests/tools/fuzz_unwind_state -close_fd_mask=2 -max_total_time=60 docs/examples
+ * (FL_BUILD_FUZZERS=ON with clang). Seeds: corpus/fuzz_unwind_state/ (docs/examples). Run:
+ * scripts/fuzz.sh BUILD fuzz_unwind_state (which passes -close_fd_mask=2: the messages).
  * Files a state names are opened relative to a scratch directory holding nothing but one small
  * memory file, "m.bin"; a state that names other paths only gets "cannot read" errors. */
 #include <stdint.h>
@@ -13,15 +13,21 @@
 #include "tools/tool.h"
 
 static char g_dir[] = "/tmp/fuzz_unwind_state.XXXXXX";
-static char g_state[sizeof g_dir + 16];
+static char g_state[sizeof g_dir + 16], g_mem[sizeof g_dir + 16];
+
+static void cleanup(void) {
+    unlink(g_state);
+    unlink(g_mem);
+    rmdir(g_dir);
+}
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
     if (!mkdtemp(g_dir)) abort();
+    atexit(cleanup);
     snprintf(g_state, sizeof g_state, "%s/s.json", g_dir);
-    char mem[sizeof g_dir + 16];
-    snprintf(mem, sizeof mem, "%s/m.bin", g_dir);
-    FILE *f = fopen(mem, "wb");
+    snprintf(g_mem, sizeof g_mem, "%s/m.bin", g_dir);
+    FILE *f = fopen(g_mem, "wb");
     if (!f) abort();
     for (int i = 0; i < 4096; i++) fputc(i & 0xff, f);
     fclose(f);
