@@ -18,16 +18,8 @@ import time
 THREADS, FRAMES = 6544, 4096
 
 
-def varint(v):
-    out = bytearray()
-    while v >= 0x80:
-        out.append(v & 0x7F | 0x80)
-        v >>= 7
-    return bytes(out + bytes([v]))
-
-
-def field(num, body):  # length-delimited
-    return varint(num << 3 | 2) + varint(len(body)) + body
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "tools"))
+from tooltest import field, varint  # noqa: E402
 
 
 def thread(tid):
@@ -36,9 +28,9 @@ def thread(tid):
     pcs = varint(0x20 << 1) * FRAMES
     sps = varint(1 << 1) * FRAMES
     body = varint(1 << 3) + varint(tid)
-    body += field(10, pcs) + field(11, sps) + field(12, b"\x22" * ((FRAMES + 1) // 2))
+    body += field(10, 2, pcs) + field(11, 2, sps) + field(12, 2, b"\x22" * ((FRAMES + 1) // 2))
     body += varint(13 << 3) + varint(4)
-    return field(5, body)
+    return field(5, 2, body)
 
 
 def run(cmd):

@@ -46,19 +46,10 @@ fi
 ASAN_OPTIONS=detect_leaks=0 "$demo_bin" "$tmp/demo" >/dev/null 2>&1 || true
 demo=$(find "$tmp/demo" -name 'faultline-*.flr' | head -n 1)
 [[ -n $demo ]] || { echo "fuzz-seeds: $demo_bin wrote no report" >&2; exit 1; }
-python3 - "$sample" "$tmp/mach.flr" <<'PY'
+python3 - "$sample" "$tmp/mach.flr" "$src/tests/tools" <<'PY'
 import sys
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-def field(num, wire, payload):
-    key = varint(num << 3 | wire)
-    return key + (varint(len(payload)) + payload if wire == 2 else payload)
+sys.path.insert(0, sys.argv[3])
+from tooltest import field, varint
 codes = b"".join(varint(c) for c in (1, 0x10))
 mach = field(1, 0, varint(1)) + field(2, 2, b"EXC_BAD_ACCESS") + field(3, 2, codes) + \
     field(4, 2, b"KERN_INVALID_ADDRESS")

@@ -12,29 +12,20 @@
  * Seeds: corpus/fuzz_elf/ (the small fixtures of tests/elf/fixtures; scripts/fuzz-seeds.sh).
  * Run: scripts/fuzz.sh BUILD fuzz_elf. */
 #include <elf.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "elf/elf.h"
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "CHECK failed: %s\n", #c); abort(); } } while (0)
+#include "fuzz.h"
 
 static char g_dir[] = "/tmp/fuzz_elf.XXXXXX";
 static char g_path[sizeof g_dir + 16];
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(p);
-}
-static void cleanup(void) { nftw(g_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS); }
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_dir)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_dir);
     snprintf(g_path, sizeof g_path, "%s/f.elf", g_dir);
     return 0;
 }

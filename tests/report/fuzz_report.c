@@ -9,7 +9,6 @@
  * integration crasher; scripts/fuzz-seeds.sh makes them). Run: scripts/fuzz.sh BUILD fuzz_report
  * (a crash leaves crash-<sha1> in BUILD/fuzz/fuzz_report/: the input, replayed by passing it as
  * the only argument). */
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,22 +17,14 @@
 
 #include "faultline.pb-c.h"
 #include "report/report.h"
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "CHECK failed: %s\n", #c); abort(); } } while (0)
+#include "fuzz.h"
 
 static char g_dir[] = "/tmp/fuzz_report.XXXXXX";
 static char g_path[sizeof g_dir + 16];
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(p);
-}
-static void cleanup(void) { nftw(g_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS); }
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_dir)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_dir);
     snprintf(g_path, sizeof g_path, "%s/r.flr", g_dir);
     return 0;
 }

@@ -18,7 +18,6 @@
  * Seeds: corpus/fuzz_store/ (scripts/fuzz-seeds.sh). Run: scripts/fuzz.sh BUILD fuzz_store. */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,8 +29,7 @@
 #include "faultline.pb-c.h"
 #include "faultline/faultline.h"
 #include "report/report.h"
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "CHECK failed: %s\n", #c); abort(); } } while (0)
+#include "fuzz.h"
 
 static const char *const g_names[] = {
     "faultline-00112233445566778899aabbccddeeff.flr",
@@ -66,17 +64,9 @@ static const char *const g_names[] = {
 static char g_base[] = "/tmp/fuzz_store.XXXXXX";
 static char g_dir[sizeof g_base + 8];
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(p);
-}
-static void rmtree(const char *dir) { nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS); }
-static void cleanup(void) { rmtree(g_base); }
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_base)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_base);
     snprintf(g_dir, sizeof g_dir, "%s/d", g_base);
     return 0;
 }
@@ -198,6 +188,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     for (size_t i = 0; i < count; i++) CHECK(paths[i] && paths[i][0] == '/');
     fl_free_report_list(paths, count);
 
-    rmtree(g_dir);
+    fuzz_rmtree(g_dir);
     return 0;
 }

@@ -13,7 +13,6 @@
  * Seeds: corpus/fuzz_render/ (sample reports of tests/report/sample.c with and without a Mach
  * exception, a report of the integration crasher; scripts/fuzz-seeds.sh). Run:
  * scripts/fuzz.sh BUILD fuzz_render. */
-#include <ftw.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,22 +21,14 @@
 
 #include "report/report.h"
 #include "tools/tool.h"
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "CHECK failed: %s\n", #c); abort(); } } while (0)
+#include "fuzz.h"
 
 static char g_dir[] = "/tmp/fuzz_render.XXXXXX";
 static char g_path[sizeof g_dir + 64];
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(p);
-}
-static void cleanup(void) { nftw(g_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS); }
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_dir)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_dir);
     snprintf(g_path, sizeof g_path, "%s/faultline-00112233445566778899aabbccddeeff.flr", g_dir);
     /* Nothing from the environment: no cache, no global debug directory. */
     setenv("FAULTLINE_CACHE_DIR", "off", 1);

@@ -23,26 +23,17 @@
  * scripts/fuzz.sh BUILD fuzz_symindex. */
 #include "tools/symindex.c"
 
-#include <ftw.h>
-#include <stdio.h>
-
-#define CHECK(c) do { if (!(c)) { fprintf(stderr, "CHECK failed: %s\n", #c); abort(); } } while (0)
+#include "fuzz.h"
 
 static char g_dir[] = "/tmp/fuzz_symindex.XXXXXX";
 static char g_path[sizeof g_dir + 16], g_bin[sizeof g_dir + 16], g_cache[sizeof g_dir + 16];
 
-static int rm_one(const char *p, const struct stat *st, int type, struct FTW *ftw) {
-    (void)st, (void)type, (void)ftw;
-    return remove(p);
-}
-static void cleanup(void) { nftw(g_dir, rm_one, 8, FTW_DEPTH | FTW_PHYS); }
 /* Each binary starts with an empty cache, so that what it finds there is its own entry. */
-static void cleanup_cache(void) { nftw(g_cache, rm_one, 8, FTW_DEPTH | FTW_PHYS); }
+static void cleanup_cache(void) { fuzz_rmtree(g_cache); }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_dir)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_dir);
     snprintf(g_path, sizeof g_path, "%s/e.fsi", g_dir);
     snprintf(g_bin, sizeof g_bin, "%s/bin", g_dir);
     snprintf(g_cache, sizeof g_cache, "%s/cache", g_dir);

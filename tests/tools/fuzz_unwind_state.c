@@ -10,21 +10,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fuzz.h"
 #include "tools/tool.h"
 
 static char g_dir[] = "/tmp/fuzz_unwind_state.XXXXXX";
 static char g_state[sizeof g_dir + 16], g_mem[sizeof g_dir + 16];
 
-static void cleanup(void) {
-    unlink(g_state);
-    unlink(g_mem);
-    rmdir(g_dir);
-}
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc, (void)argv;
-    if (!mkdtemp(g_dir)) abort();
-    atexit(cleanup);
+    fuzz_tmpdir(g_dir);
     snprintf(g_state, sizeof g_state, "%s/s.json", g_dir);
     snprintf(g_mem, sizeof g_mem, "%s/m.bin", g_dir);
     FILE *f = fopen(g_mem, "wb");

@@ -100,21 +100,7 @@ r = subprocess.run([args.faultline, "show", "--format", "xml", rep], capture_out
 check(r.returncode == 2 and "--format takes" in r.stderr, "unknown format refused")
 
 # ---- A Mach exception, appended as field 10 (MachException) ----
-def varint(v):
-    out = bytearray()
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        out.append(b | (0x80 if v else 0))
-        if not v:
-            return bytes(out)
-
-
-def field(num, wire, payload):
-    key = varint(num << 3 | wire)
-    return key + (varint(len(payload)) + payload if wire == 2 else payload)
-
-
+varint, field = tooltest.varint, tooltest.field
 codes = b"".join(varint(c) for c in (1, 0x10))
 mach = field(1, 0, varint(1)) + field(2, 2, b"EXC_BAD_ACCESS") + field(3, 2, codes) + \
     field(4, 2, b"KERN_INVALID_ADDRESS")

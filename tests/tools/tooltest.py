@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 # What the CLI tests share: their arguments and an emptied work directory, check() with the
-# closing summary, and run().
+# closing summary, run(), and varint()/field() to write protobuf fields (reports made by hand).
 import argparse
 import os
 import shutil
@@ -8,6 +8,22 @@ import subprocess
 import sys
 
 _count = {"passed": 0, "failed": 0}
+
+
+def varint(v):
+    out = bytearray()
+    while True:
+        b = v & 0x7F
+        v >>= 7
+        out.append(b | (0x80 if v else 0))
+        if not v:
+            return bytes(out)
+
+
+def field(num, wire, payload):
+    """Field num of wire type wire (0 varint: payload already encoded; 2 length-delimited)."""
+    key = varint(num << 3 | wire)
+    return key + (varint(len(payload)) + payload if wire == 2 else payload)
 
 
 def setup(*options):
