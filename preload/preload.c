@@ -8,15 +8,10 @@
 #include <unistd.h>
 
 #include "base/base.h"
+#include "crash/crash.h"
 #include "faultline/faultline.h"
 
 #define LIB_NAME "libfaultline-preload.so"
-
-static const struct {
-    const char *name;
-    int sig;
-} k_signals[] = {{"SEGV", SIGSEGV}, {"BUS", SIGBUS}, {"ILL", SIGILL},  {"FPE", SIGFPE},
-                 {"ABRT", SIGABRT}, {"TRAP", SIGTRAP}, {"SYS", SIGSYS}};
 
 static void say(const char *what, const char *detail) {
     char msg[512];
@@ -28,24 +23,23 @@ static void say(const char *what, const char *detail) {
     fl_log_stderr(msg);
 }
 
-/* "SEGV,BUS" (names with or without SIG, case as written in signal.h, or numbers; commas or
- * spaces between): *mask gets their bits. False for anything else. */
+/* "SEGV,SIGBUS,6": signals fl_install catches, by name with or without SIG or by number,
+ * separated by commas or spaces: *mask gets their bits. False for anything else. */
 static bool parse_signals(const char *s, uint64_t *mask) {
     *mask = 0;
     while (*s) {
         size_t n = strcspn(s, ", ");
         if (n) {
-            const char *w = s;
-            if (n > 3 && strncmp(w, "SIG", 3) == 0) w += 3;
-            size_t wn = n - (size_t)(w - s);
+            char *end;
+            long num = strtol(s, &end, 10);
             int sig = 0;
-            for (size_t i = 0; i < sizeof k_signals / sizeof k_signals[0]; i++)
-                if (strlen(k_signals[i].name) == wn && strncmp(w, k_signals[i].name, wn) == 0)
-                    sig = k_signals[i].sig;
-            for (size_t i = 0; !sig && i < sizeof k_signals / sizeof k_signals[0]; i++) {
-                char *end;
-                long v = strtol(s, &end, 10);
-                if (end == s + n && v == k_signals[i].sig) sig = (int)v;
+            for (unsigned i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
+                int c = fl_crash_signals[i];
+                const char *name = fl_signal_name(c); /* "SIGSEGV" */
+                size_t len = strlen(name);
+                if ((end == s + n && num == c) || (n == len && strncmp(s, name, n) == 0) ||
+                    (n == len - 3 && strncmp(s, name + 3, n) == 0))
+                    sig = c;
             }
             if (!sig) return false;
             *mask |= 1ull << sig;

@@ -103,12 +103,14 @@ static size_t thread_frames(const uint8_t *p, size_t len) {
 }
 
 /* The end of the longest prefix of complete top-level fields within the caps on fields, threads,
- * images and frames; *why names the cap that cut it ("more than *limit <why>"), or stays NULL. */
-static size_t capped_end(const uint8_t *p, size_t len, const char **why, size_t *limit) {
+ * images and frames, and *count its fields (as prefix_end); *why names the cap that cut it
+ * ("more than *limit <why>"), or stays NULL. */
+static size_t capped_end(const uint8_t *p, size_t len, size_t *count, const char **why,
+                         size_t *limit) {
     size_t pos = 0, threads = 0, images = 0, frames = 0, fields = 0;
     *why = NULL;
     while (pos < len) {
-        if (++fields > FIELDS_MAX) {
+        if (fields == FIELDS_MAX) {
             *why = "top-level fields";
             *limit = FIELDS_MAX;
             break;
@@ -134,7 +136,9 @@ static size_t capped_end(const uint8_t *p, size_t len, const char **why, size_t 
         if (*why)
             break;
         pos = next;
+        fields++;
     }
+    *count = fields;
     return pos;
 }
 
@@ -301,8 +305,7 @@ static int decode(const uint8_t *data, size_t len, uint64_t file_size,
         return FL_EVERSION;
 
     const char *cap;
-    size_t fields, limit = 0, end = capped_end(data, len, &cap, &limit);
-    prefix_end(data, end, SIZE_MAX, &fields);
+    size_t fields, limit = 0, end = capped_end(data, len, &fields, &cap, &limit);
     bool over_budget = false;
     Faultline__Report *r = unpack(data, end, &over_budget);
     bool damaged = false;

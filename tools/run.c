@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "crash/crash.h"
 #include "report/report.h"
 #include "tools/tool.h"
 
@@ -95,8 +96,9 @@ static void print_report(const char *path, fl_tool_format_t format, fl_tool_cli_
 }
 
 static bool is_crash_signal(int sig) {
-    return sig == SIGSEGV || sig == SIGBUS || sig == SIGILL || sig == SIGFPE || sig == SIGABRT ||
-           sig == SIGTRAP || sig == SIGSYS;
+    for (unsigned i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] == sig) return true;
+    return false;
 }
 
 int fl_tool_cmd_run(int argc, char **argv) {
