@@ -159,3 +159,22 @@ void fl_tool_render(FILE *o, fl_tool_format_t f, const Faultline__Report *r, boo
     }
 }
 
+int fl_tool_render_file(FILE *o, fl_tool_format_t f, const char *path, const fl_tool_symopts_t *opts) {
+    Faultline__Report *r;
+    bool truncated;
+    int err = fl_report_read_file(path, &r, &truncated);
+    if (err) {
+        fl_tool_read_error(path, err);
+        return err;
+    }
+    fl_tool_symstore_t *st = fl_tool_symstore_new(opts);
+    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
+    err = sym ? 0 : FL_ENOMEM;
+    if (sym) fl_tool_render(o, f, r, truncated, sym);
+    else fprintf(stderr, "faultline: out of memory\n");
+    fl_tool_symbolizer_free(sym);
+    fl_tool_symstore_free(st);
+    fl_report_free(r);
+    return err;
+}
+

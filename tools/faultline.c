@@ -40,26 +40,10 @@ static int render_report(int argc, char **argv, fl_tool_format_t format, const c
         fprintf(stderr, "faultline: %s needs a report file\n", cmd);
         goto usage;
     }
-    Faultline__Report *r;
-    bool truncated;
-    int err = fl_report_read_file(path, &r, &truncated);
-    if (err) {
-        fl_tool_read_error(path, err);
-        fl_tool_cli_free(&c);
-        return 1;
-    }
-    fl_tool_symstore_t *st = fl_tool_symstore_new(&c.sym);
-    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
-    rc = 1;
-    if (!sym) {
-        fprintf(stderr, "faultline: out of memory\n");
-    } else {
-        fl_tool_render(stdout, format, r, truncated, sym);
-        rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
-    }
-    fl_tool_symbolizer_free(sym);
-    fl_tool_symstore_free(st);
-    fl_report_free(r);
+    rc = fl_tool_render_file(stdout, format, path, &c.sym) == 0 &&
+                 fflush(stdout) == 0 && !ferror(stdout)
+             ? 0
+             : 1;
     fl_tool_cli_free(&c);
     return rc;
 usage:

@@ -78,23 +78,6 @@ static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out
     return found;
 }
 
-static void print_report(const char *path, fl_tool_format_t format, fl_tool_cli_t *c) {
-    Faultline__Report *r;
-    bool truncated;
-    int err = fl_report_read_file(path, &r, &truncated);
-    if (err) {
-        fl_tool_read_error(path, err);
-        return;
-    }
-    fl_tool_symstore_t *st = fl_tool_symstore_new(&c->sym);
-    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
-    if (sym) fl_tool_render(stderr, format, r, truncated, sym);
-    else fprintf(stderr, "faultline run: out of memory\n");
-    fl_tool_symbolizer_free(sym);
-    fl_tool_symstore_free(st);
-    fl_report_free(r);
-}
-
 static bool is_crash_signal(int sig) {
     for (unsigned i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
         if (fl_crash_signals[i] == sig) return true;
@@ -224,7 +207,7 @@ int fl_tool_cmd_run(int argc, char **argv) {
         if (find_report(dir, pid, start_ns, path, sizeof path)) {
             fprintf(stderr, "faultline run: %s (pid %d) died of %s; its report: %s\n\n", prog,
                     (int)pid, name, fl_tool_clean(path));
-            print_report(path, format, &c);
+            fl_tool_render_file(stderr, format, path, &c.sym);
         } else if (is_crash_signal(sig)) {
             fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s\n",
                     prog, (int)pid, name, fl_tool_clean(dir));

@@ -266,6 +266,9 @@ int fl_tool_cli_format(int argc, char **argv, int *i, fl_tool_format_t *format);
 bool fl_tool_format_parse(const char *name, fl_tool_format_t *out);
 void fl_tool_render(FILE *out, fl_tool_format_t f, const Faultline__Report *r, bool truncated,
                     fl_tool_symbolizer_t *s);
+/* Reads the report at path (its error said on stderr) and renders it, symbolicated with opts
+ * (show, symbolicate REPORT, run). 0, the reader's error, or FL_ENOMEM. */
+int fl_tool_render_file(FILE *o, fl_tool_format_t f, const char *path, const fl_tool_symopts_t *opts);
 
 void fl_tool_show_text(FILE *out, const Faultline__Report *r, bool truncated,
                        fl_tool_symbolizer_t *s);
