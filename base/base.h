@@ -111,8 +111,10 @@ int fl_open_regular(int dirfd, const char *path, int flags, uint64_t *size);
 /* Maps the first size bytes of fd read-only, for the tools reading files they did not write
  * (binaries, debug files, caches): if the file shrinks while mapped, reads past its new end see
  * zeros instead of killing the process with SIGBUS, and a line on stderr names path (printable
- * ASCII only). The first call installs the SIGBUS handler that does this; it also takes
- * "past the end of the object" faults in mappings made by libraries (libdw), without a name.
+ * ASCII only). The first call installs the SIGBUS handler that does this, when SIGBUS still has
+ * its default action (never over a handler: in an application, fl_symbolize_local's files are then
+ * read without it); it also takes "past the end of the object" faults in mappings made by
+ * libraries (libdw), without a name.
  * 0, FL_EINVAL (size 0), FL_EIO (errno). NOT AS-SAFE. */
 int fl_file_map(int fd, uint64_t size, const char *path, const void **out);
 /* Unmaps what fl_file_map mapped. NOT AS-SAFE. */

@@ -19,6 +19,10 @@ const char *fl_strerror(int err) {
     case FL_EVERSION: return "report format version is newer than this reader";
     case FL_ESTATE: return "faultline is not installed";
     case FL_ENOTFILE: return "not a regular file";
+    case FL_EBLOCKED: return "the thread blocks faultline's capture signal";
+    case FL_ENOTHREAD: return "no such thread in this process";
+    case FL_ETIMEDOUT: return "the thread did not answer in time";
+    case FL_ENOSIGNAL: return "no capture signal (none was free, or the application took it)";
     default: return "unknown error";
     }
 }

@@ -59,11 +59,15 @@ int fl_file_map(int fd, uint64_t size, const char *path, const void **out) {
     if (size == 0 || size > SIZE_MAX) return FL_EINVAL;
     if (!__atomic_exchange_n(&g_installed, 1, __ATOMIC_ACQ_REL)) {
         g_page = (uintptr_t)sysconf(_SC_PAGESIZE);
-        struct sigaction sa = {0};
+        struct sigaction sa = {0}, cur;
         sa.sa_sigaction = on_sigbus;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGBUS, &sa, NULL);
+        /* Only over the default action: inside an application (fl_symbolize_local) SIGBUS is the
+         * crash handler's, or the application's, and stays theirs. */
+        if (sigaction(SIGBUS, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+            cur.sa_handler == SIG_DFL)
+            sigaction(SIGBUS, &sa, NULL);
     }
     void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);
     if (m == MAP_FAILED) return FL_EIO;

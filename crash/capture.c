@@ -14,6 +14,7 @@ static fl_image_list_t g_images;
 static fl_thread_list_t g_threads;
 static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
 static uint8_t g_scratch[256 * 1024];
+static char g_maps_scratch[64 * 1024]; /* /proc/self/maps as read */
 static uint8_t g_out[256 * 1024]; /* items gathered for one write (fl_report_writer_buffer) */
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
@@ -225,7 +226,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     int maps_err = 0, img_err = 0;
     static fl_selfwalk_t selfwalk; /* static: a late walker may still look at it */
     if (!crash) {
-        fl_crash_os_images(&g_images, &g_maps, &maps_err, &img_err);
+        fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, &maps_err,
+                           &img_err);
         selfwalk = (fl_selfwalk_t){.images = &g_images, .maps = &g_maps, .max_frames = c->max_frames};
     }
     fl_thread_list_t *tl = &g_threads;
@@ -243,7 +245,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         }
     }
 
-    if (crash) fl_crash_os_images(&g_images, &g_maps, &maps_err, &img_err);
+    if (crash) fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, &maps_err,
+                           &img_err);
     bool running = false; /* threads that walked themselves went on */
     for (unsigned i = 1; i < tl->count; i++) running |= tl->t[i].walked;
     /* Images before the threads: frames are only raw addresses until the images explain them. */

@@ -30,10 +30,25 @@ void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
 
 void fl_crash_os_release(fl_thread_list_t *l) { fl_mach_threads_release(l); }
 
-void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err, int *img_err) {
+void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
+                        size_t scratch_len, int *maps_err, int *img_err) {
+    (void)scratch;
+    (void)scratch_len;
     maps->count = 0;
     *maps_err = 0;
+    /* fl_macho_images_collect reads load commands into one static buffer: one collector at a
+     * time (fl_backtrace may run on several threads). Another collection ends within
+     * milliseconds; waited for at most 100 ms, then this one fails rather than hang. */
+    static volatile int busy;
+    for (int i = 0; __atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE); i++) {
+        if (i >= 1000) {
+            *img_err = FL_EBUSY;
+            return;
+        }
+        fl_sys_nanosleep(100000);
+    }
     *img_err = fl_macho_images_collect(fl_memory_reader(), images);
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }
 
 /* The VM region around sp when writable. An overflowed stack has sp in the guard page below it
@@ -70,4 +85,35 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
     if (fl_crash_os_may_continue(req))
         fl_report_write_note(w, "EXC_GUARD: the kernel decides after this report whether the "
                                 "violation ends the process");
+}
+
+long fl_crash_os_thread_self(void) { return (long)fl_crash_os_self(); }
+
+/* Never run here: compiled with zig only (docs/stacks.md). The thread is always resumed; nothing
+ * between suspend and resume takes a lock (a suspended thread may hold malloc's or dyld's). */
+int fl_crash_os_thread_walk(long tid, const fl_selfwalk_t *sw, fl_frame_t *out, unsigned max,
+                            fl_walk_result_t *res) {
+    thread_act_t th = (thread_act_t)tid;
+    if ((long)th != tid || fl_mach_server_owns(th)) return FL_ENOTHREAD;
+    if (thread_suspend(th) != KERN_SUCCESS) return FL_ENOTHREAD; /* not a thread of this task */
+    fl_regs_t regs;
+    fl_memset(&regs, 0, sizeof regs);
+    int e = fl_regs_from_mach_thread(&regs, th) == 0 ? 0 : FL_ENOTHREAD;
+    if (!e) {
+        uint64_t sp = fl_regs_sp(&regs);
+        fl_map_t tmp;
+        const fl_map_t *sm = fl_crash_os_stack(NULL, sp, &tmp);
+        fl_reader_t stack;
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = sw->images, .concurrent = true,
+                             .use_cfi = true};
+        if (sm) {
+            env.stack_lo = sm->start < sp ? sm->start : sp;
+            env.stack_hi = sm->end;
+            fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
+            env.mem = &stack; /* suspended: its stack holds still */
+        }
+        fl_frames_walk(&env, &regs, out, max, res);
+    }
+    thread_resume(th);
+    return e;
 }

@@ -31,9 +31,9 @@ void fl_crash_os_release(fl_thread_list_t *l) { fl_threads_release(l); }
 
 int fl_crash_os_blocked(int tid, uint64_t out[3]) { return fl_threads_syscall_regs(tid, out); }
 
-void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err, int *img_err) {
-    static char scratch[64 * 1024];
-    *maps_err = fl_maps_read(maps, scratch, sizeof scratch);
+void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
+                        size_t scratch_len, int *maps_err, int *img_err) {
+    *maps_err = fl_maps_read(maps, scratch, scratch_len);
     *img_err = fl_elf_images_collect(fl_memory_reader(), images);
     if (*maps_err == 0) fl_images_map_tables(images, maps);
 }
@@ -48,4 +48,47 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
     (void)req;
     if (!fl_threads_signal()) fl_report_write_note(w, "no free real-time signal: other threads were not captured");
     if (l->signal_taken) fl_report_write_note(w, "the application replaced faultline's thread-capture signal handler: other threads were not captured");
+}
+
+long fl_crash_os_thread_self(void) { return fl_sys_gettid(); }
+
+int fl_crash_os_thread_walk(long tid, const fl_selfwalk_t *sw, fl_frame_t *out, unsigned max,
+                            fl_walk_result_t *res) {
+    static fl_thread_list_t one; /* only t[0] and t[1]; the caller holds the in-line state */
+    const fl_crash_config_t *c = &fl_crash_config;
+    /* The frames pool is sized for a snapshot's threads, whoever maps it first. */
+    fl_threads_suspend_one(&one, (int)tid, c->max_threads, c->thread_timeout_ns, sw);
+    const fl_thread_t *t = &one.t[1];
+    int e = 0;
+    if (t->state == FL_THREAD_CAPTURED && t->walked) {
+        unsigned n = t->frame_count < max ? t->frame_count : max;
+        fl_memcpy(out, t->frames, n * sizeof *out);
+        *res = (fl_walk_result_t){.count = n, .truncated = t->frames_truncated,
+                                  .omitted = t->frames_omitted, .omitted_at = t->frames_omitted_at,
+                                  .stop_reason = t->unwind_stop};
+    } else if (t->state == FL_THREAD_CAPTURED) {
+        /* It could not walk itself (too little stack left, memory read through the pipe): it is
+         * parked until the release, so its stack holds still while this thread walks it. */
+        uint64_t sp = fl_regs_sp(&t->regs);
+        const fl_map_t *sm = fl_maps_stack(sw->maps, sp);
+        fl_reader_t stack;
+        fl_walk_env_t env = {.mem = fl_memory_reader(), .images = sw->images, .concurrent = true,
+                             .use_cfi = true, .maps = sw->maps};
+        if (sm) {
+            env.stack_lo = sm->start < sp ? sm->start : sp;
+            env.stack_hi = sm->end;
+            if (sm->perms & FL_MAP_R) {
+                fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
+                env.mem = &stack;
+            }
+        }
+        fl_frames_walk(&env, &t->regs, out, max, res);
+    } else {
+        e = t->state == FL_THREAD_BLOCKED  ? FL_EBLOCKED
+            : t->state == FL_THREAD_EXITED ? FL_ENOTHREAD
+            : t->state == FL_THREAD_OMITTED ? FL_ENOSIGNAL
+                                            : FL_ETIMEDOUT;
+    }
+    fl_threads_release(&one);
+    return e;
 }

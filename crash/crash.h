@@ -149,6 +149,12 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns);
  * registers, name and crashed flag are the caller's to fill. AS-SAFE. */
 int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
                        const fl_selfwalk_t *selfwalk);
+/* The same request for one thread (fl_thread_backtrace): l gets the caller as t[0] and `tid` as
+ * t[1], whatever its state (FL_THREAD_OMITTED without a usable capture signal, signal_taken
+ * saying why). The frames pool, if this is its first use, is sized for pool_entries threads, as a
+ * snapshot would size it. Release it as fl_threads_suspend's. AS-SAFE. */
+int fl_threads_suspend_one(fl_thread_list_t *l, int tid, unsigned pool_entries,
+                           uint64_t timeout_ns, const fl_selfwalk_t *selfwalk);
 void fl_threads_release(fl_thread_list_t *l); /* AS-SAFE */
 /* A thread that blocks the capture signal, read without its cooperation: while it sits in a
  * system call, /proc/self/task/TID/syscall gives the call's number, sp and pc (out[0..2]).
@@ -238,14 +244,33 @@ void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
                          const fl_selfwalk_t *selfwalk);
 void fl_crash_os_release(fl_thread_list_t *l); /* AS-SAFE; lets them go */
 /* The image list, and the memory maps where the platform has them (*maps_err = 0 with no maps
- * on Darwin). AS-SAFE. */
-void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, int *maps_err, int *img_err);
+ * on Darwin), read with the caller's scratch (Linux: /proc/self/maps; at least 4 KiB), so that
+ * callers with buffers of their own may run at once. AS-SAFE. */
+void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
+                        size_t scratch_len, int *maps_err, int *img_err);
 /* The stack holding sp (Linux: from maps, NULL when unreadable; Darwin: vm_region_64) as a map,
  * or NULL when unknown. AS-SAFE. */
 const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *tmp);
 /* A thread in state FL_THREAD_BLOCKED read without its cooperation (Linux: its system call's
  * number, sp and pc, fl_threads_syscall_regs; Darwin: never blocked, FL_ENOSYS). AS-SAFE. */
 int fl_crash_os_blocked(int tid, uint64_t out[3]);
+/* fl_thread_backtrace's platform part: the calling thread's id as fl_thread_backtrace takes it
+ * (Linux: gettid; Darwin: its thread_t). AS-SAFE. */
+long fl_crash_os_thread_self(void);
+/* Stops thread `tid` (not the caller) briefly and walks its stack into out[0..max) with the
+ * images (and maps) of sw: Linux asks it with the capture signal to walk itself
+ * (fl_threads_suspend_one; one that cannot is walked here while it is parked), waiting at most
+ * the install's thread_timeout_ms; Darwin suspends it, reads its registers, walks and resumes
+ * it. 0 (res filled), or FL_ENOTHREAD, FL_EBLOCKED, FL_ETIMEDOUT, FL_ENOSIGNAL. The caller holds
+ * the in-line state (fl_crash_inline_begin). AS-SAFE. */
+int fl_crash_os_thread_walk(long tid, const fl_selfwalk_t *sw, fl_frame_t *out, unsigned max,
+                            fl_walk_result_t *res);
+/* fl_symbolize_local's platform part: the symbol at or below pc in img (Linux: the ELF file at
+ * img->path, .symtab else .dynsym, checked against the image's build-id; Darwin: LC_SYMTAB of the
+ * loaded image): its name cut into name[cap], its runtime address, and FL_SYMBOL_* in *source.
+ * FL_ENOTFOUND when none covers pc, or the file's error. NOT AS-SAFE. */
+int fl_crash_os_image_symbol(const fl_image_t *img, uint64_t pc, char *name, size_t cap,
+                             uint64_t *sym_addr, int *source);
 /* Notes only the platform has (Linux: the capture signal; Darwin: exception ports, EXC_GUARD),
  * written after the thread-list notes. AS-SAFE. */
 void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
@@ -306,6 +331,12 @@ void fl_crash_restore_signal_actions(void);
 bool fl_crash_claim_once(void);
 bool fl_crash_claimed(void);
 void fl_crash_finish(void);
+/* The state an in-line capture holds on its own thread (IDLE -> SNAPSHOT -> IDLE): fl_snapshot,
+ * and fl_thread_backtrace, which uses the same thread-capture machinery. begin is false while a
+ * crash or another in-line capture holds it (the caller's FL_EBUSY); a crash on another thread
+ * waits (bounded) for end; a fault of the holder's own is a recrash. AS-SAFE. */
+bool fl_crash_inline_begin(void);
+void fl_crash_inline_end(void);
 
 /* Lists the task's threads (task_threads), with `self` (the requesting thread) as t[0] and up to
  * max-1 others, never the exception server's; suspends every listed thread except self and the

@@ -208,18 +208,27 @@ __attribute__((noinline)) int fl_snapshot(const char *reason) {
                                 .thread = fl_crash_os_self()};
     int e = fl_crash_os_submit(&req);
     if (e != FL_ENOSYS) return e;
+    if (!fl_crash_inline_begin()) return FL_EBUSY;
+    e = fl_crash_capture(&req);
+    fl_crash_inline_end();
+    return e;
+}
+
+bool fl_crash_inline_begin(void) {
     int expected = IDLE;
     if (!__atomic_compare_exchange_n(&g_state, &expected, SNAPSHOT, false, __ATOMIC_SEQ_CST,
                                      __ATOMIC_SEQ_CST))
-        return FL_EBUSY;
+        return false;
     g_owner_sig = 0;
     g_owner_depth = 1;
     __atomic_store_n(&g_owner_tid, (int)fl_sys_gettid(), __ATOMIC_SEQ_CST);
-    e = fl_crash_capture(&req);
+    return true;
+}
+
+void fl_crash_inline_end(void) {
     __atomic_store_n(&g_owner_tid, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
     fl_sys_futex_wake(&g_state, 1 << 30);
-    return e;
 }
 
 void fl_crash_sigaction_init(struct sigaction *sa, void (*fn)(int, siginfo_t *, void *), int flags) {

@@ -377,18 +377,47 @@ static const fl_selfwalk_t *selfwalk_prepare(const fl_selfwalk_t *sw, unsigned e
     return sw;
 }
 
-int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
-                       const fl_selfwalk_t *selfwalk) {
-    /* Entry 0 is the caller, filled in by the capture. */
-    int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
+/* Entry 0 is the caller, filled in by the capture. */
+static void list_begin(fl_thread_list_t *l, int self) {
     l->count = 1;
     l->total = 1;
     l->t[0].tid = self;
     l->t[0].state = FL_THREAD_CAPTURED;
     l->t[0].walked = false;
     l->signal_taken = false;
+    l->enum_error = 0;
+}
+
+static int request(fl_thread_list_t *l, unsigned pool_entries, uint64_t timeout_ns,
+                   const fl_selfwalk_t *selfwalk);
+
+int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
+                       const fl_selfwalk_t *selfwalk) {
+    int self = (int)fl_sys_gettid();
+    list_begin(l, self);
     l->enum_error = enumerate(l, self, max ? max : 1);
-    __atomic_store_n(&g_selfwalk, selfwalk_prepare(selfwalk, max ? max : 1), __ATOMIC_RELEASE);
+    return request(l, max ? max : 1, timeout_ns, selfwalk);
+}
+
+int fl_threads_suspend_one(fl_thread_list_t *l, int tid, unsigned pool_entries,
+                           uint64_t timeout_ns, const fl_selfwalk_t *selfwalk) {
+    list_begin(l, (int)fl_sys_gettid());
+    fl_thread_t *t = &l->t[l->count++];
+    l->total++;
+    t->tid = tid;
+    t->state = FL_THREAD_OMITTED;
+    t->crashed = false;
+    t->walked = false;
+    t->name[0] = 0;
+    return request(l, pool_entries, timeout_ns, selfwalk);
+}
+
+/* Asks entries 1..count of l, as fl_threads_suspend describes; the frames pool is sized for
+ * pool_entries entries when it is first mapped. */
+static int request(fl_thread_list_t *l, unsigned pool_entries, uint64_t timeout_ns,
+                   const fl_selfwalk_t *selfwalk) {
+    int pid = (int)fl_sys_getpid();
+    __atomic_store_n(&g_selfwalk, selfwalk_prepare(selfwalk, pool_entries), __ATOMIC_RELEASE);
 
     int gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;
     if (!gen) gen = __atomic_add_fetch(&g_generation, 1, __ATOMIC_SEQ_CST) & 0x1fffffff;

@@ -33,7 +33,13 @@ enum {
     FL_ENOTREPORT = -11, /* the file is not a faultline report (bad magic) */
     FL_EVERSION = -12,   /* the report's format version is newer than this reader */
     FL_ESTATE = -13,     /* not installed / wrong state for this call */
-    FL_ENOTFILE = -14    /* a path names a directory, FIFO, device or socket, not a regular file */
+    FL_ENOTFILE = -14,   /* a path names a directory, FIFO, device or socket, not a regular file */
+    /* ---- fl_thread_backtrace (docs/stacks.md) ---- */
+    FL_EBLOCKED = -15,   /* the thread blocks faultline's capture signal */
+    FL_ENOTHREAD = -16,  /* no such thread in this process (it exited, or belongs to another) */
+    FL_ETIMEDOUT = -17,  /* the thread did not answer within the install's thread_timeout_ms */
+    FL_ENOSIGNAL = -18   /* no capture signal: none was free at install, or the application
+                          * replaced faultline's handler for it */
 };
 
 typedef struct fl_options {
@@ -90,6 +96,60 @@ FL_API int fl_annotate(const char *key, const char *value);
  * Returns 0, FL_ESTATE if not installed, FL_EBUSY while another snapshot or a crash is being
  * captured, or the report writer's error (FL_EIO). */
 FL_API int fl_snapshot(const char *reason);
+
+/* ---- Stacks on demand: in-app backtraces (docs/stacks.md) ---- */
+
+/* The calling thread's call stack: pcs[0] is the return address into the function that called
+ * fl_backtrace, then its caller's, and so on outwards (an entry after a signal handler's frame is
+ * the exact pc the signal interrupted, not a return address). The same walker as a crash report
+ * (unwind tables first, then frame pointers), over the images and memory map read at the call, so
+ * libraries loaded after fl_install are seen. No allocation; usable from a signal handler (also on
+ * an alternate stack: the walk crosses the signal frame onto the interrupted stack).
+ * Returns the number of entries written (at most max; max when the stack is deeper), or
+ * FL_ESTATE before fl_install, FL_EINVAL (pcs NULL with max > 0), FL_EBUSY when more calls than
+ * faultline has buffers for (FL_BACKTRACE_CONCURRENCY) run at once, FL_EIO when the memory map
+ * could not be read. Deep stacks: max is capped at FL_MAX_FRAMES_LIMIT. AS-SAFE. */
+#define FL_BACKTRACE_CONCURRENCY 4u
+FL_API int fl_backtrace(uintptr_t *pcs, size_t max);
+
+/* Another thread's call stack, stopping only that thread, briefly: Linux sends it faultline's
+ * capture signal (the one fl_snapshot uses), whose handler walks the thread's own stack from
+ * where the signal found it and returns at once (docs/stacks.md). tid is a Linux thread id
+ * (gettid()); on Darwin a thread_t (mach_port_t, pthread_mach_thread_np), which is suspended,
+ * read and walked, then always resumed. pcs[0] is the pc where the thread was stopped (exact), the
+ * others return addresses. The calling thread's own tid gives what fl_backtrace gives.
+ * Waits at most the install's thread_timeout_ms for the thread. Returns the number of entries
+ * written (as fl_backtrace), or FL_ESTATE before fl_install, FL_EINVAL (tid <= 0, or pcs NULL
+ * with max > 0), FL_ENOTHREAD (no such thread in this process: exited, or another process's),
+ * FL_EBLOCKED (it blocks the capture signal), FL_ETIMEDOUT (it did not answer in time: it may be
+ * stopped by a debugger or SIGSTOP), FL_ENOSIGNAL (no capture signal), FL_EBUSY while a snapshot,
+ * a crash capture or another fl_thread_backtrace runs, FL_EIO (the memory map could not be read).
+ * The thread sees one real-time signal (SA_RESTART: most interrupted calls resume; see
+ * docs/threads.md for those that return EINTR). AS-SAFE. */
+FL_API int fl_thread_backtrace(long tid, uintptr_t *pcs, size_t max);
+
+/* What fl_symbolize_local finds for one address. Strings are NUL-terminated, cut to fit. */
+typedef struct fl_symbol_info {
+    char image_path[512];   /* the file the image was loaded from ("" for the vdso) */
+    uintptr_t image_base;   /* where the image's first segment is loaded (dladdr's dli_fbase) */
+    uintptr_t image_slide;  /* its load bias: runtime address = file address + slide */
+    char symbol[512];       /* "" when no symbol covers the address (offset is then 0) */
+    uintptr_t symbol_addr;  /* the symbol's runtime address */
+    uintptr_t offset;       /* pc - symbol_addr */
+    int source;             /* where the symbol came from: FL_SYMBOL_* */
+} fl_symbol_info;
+enum { FL_SYMBOL_NONE = 0, FL_SYMBOL_SYMTAB = 1 /* ELF .symtab (local symbols too) */,
+       FL_SYMBOL_DYNSYM = 2 /* ELF .dynsym (exported only: the file is stripped) */,
+       FL_SYMBOL_MACHO = 3 /* Mach-O LC_SYMTAB */ };
+
+/* Symbolizes an address of this process on the device, for logs in development builds: the image
+ * holding pc (path, base, slide) and the nearest symbol at or below it, from the image file's
+ * .symtab when it has one (static functions too, unlike dladdr), else .dynsym (ELF), or LC_SYMTAB
+ * (Mach-O). Reads the file from disk at each call (no cache); names are raw (mangled). Returns 0
+ * (also when no symbol covers pc: info->symbol is then ""), FL_ENOTFOUND (pc in no image),
+ * FL_ESTATE before fl_install, FL_EINVAL, or the file's error (FL_EIO, FL_ENOTFILE, FL_EBADDATA,
+ * FL_ENOMEM). Thread-safe. NOT AS-SAFE (allocates, maps files). */
+FL_API int fl_symbolize_local(uintptr_t pc, fl_symbol_info *info);
 
 /* A static English description of an FL_E* code. AS-SAFE. */
 FL_API const char *fl_strerror(int err);

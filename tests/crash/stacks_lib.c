@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: MIT */
+/* A library that test_stacks loads after it is built and stripped (strip --strip-all): only
+ * .dynsym is left, so fl_symbolize_local must fall back to it. */
+int stacks_lib_exported(int x);
+int (*stacks_lib_hidden_address(void))(int);
+
+int stacks_lib_exported(int x) { return x + 1; }
+
+/* Local: in .symtab only, which the strip removes. */
+static __attribute__((noinline)) int stacks_lib_static(int x) {
+    __asm__ volatile("" ::: "memory");
+    return x * 7;
+}
+
+int (*stacks_lib_hidden_address(void))(int) { return stacks_lib_static; }
