@@ -115,15 +115,17 @@ __attribute__((noinline)) int fl_thread_backtrace(long tid, uintptr_t *pcs, size
         fl_regs_get_current(&regs);
         e = slot_read(s);
         n = e ? e : walk_current(s, &regs, 1, pcs, max);
+    } else if ((e = slot_read(s)) != 0) {
+        n = e;
     } else if (!fl_crash_inline_begin()) {
         /* The capture machinery serves one request at a time: a snapshot, a crash or another
-         * fl_thread_backtrace has it. */
+         * fl_thread_backtrace has it. (The images and maps were read before: held only while
+         * the thread is asked.) */
         n = FL_EBUSY;
     } else {
-        e = slot_read(s);
         fl_selfwalk_t sw = {.images = &s->images, .maps = &s->maps, .max_frames = walk_size(max)};
         fl_walk_result_t res;
-        if (!e) e = fl_crash_os_thread_walk(tid, &sw, s->frames, sw.max_frames, &res);
+        e = fl_crash_os_thread_walk(tid, &sw, s->frames, sw.max_frames, &res);
         n = e ? e : copy_pcs(s->frames, &res, 0, pcs, max);
         fl_crash_inline_end();
     }

@@ -264,11 +264,15 @@ static void check_worker(int slot, const char *inner, const char *worker) {
     CHECK(has_in_order(pcs, n > 0 ? n : 0, want, 2, true));
 }
 
+static atomic_int g_snap_ok, g_snap_busy;
 static void *snapshot_loop(void *a) {
     int *bad = a;
     for (int i = 0; i < 20; i++) {
         int e = fl_snapshot("stacks test");
-        if (e != 0 && e != FL_EBUSY) (*bad)++;
+        if (e == 0) atomic_fetch_add(&g_snap_ok, 1);
+        else if (e == FL_EBUSY) atomic_fetch_add(&g_snap_busy, 1);
+        else (*bad)++;
+        usleep(1000);
     }
     return NULL;
 }
@@ -343,11 +347,14 @@ NOINLINE void test_threads(void) {
         if (e == FL_EBUSY) busy++;
         else if (e > 2) ok++;
         else bad++;
+        usleep(100);
     }
     pthread_join(snap, NULL);
-    printf("with snapshots running: %d walks, %d busy\n", ok, busy);
+    printf("with snapshots running: %d walks, %d busy; snapshots: %d written, %d busy\n", ok, busy,
+           atomic_load(&g_snap_ok), atomic_load(&g_snap_busy));
+    CHECK(fl_snapshot("stacks test, alone") == 0); /* neither left the state held */
     CHECK(bad == 0);
-    CHECK(ok > 0);
+    CHECK(thread_bt(0, pcs, MAXF) > 2); /* and once the snapshots are over, it walks */
 
     atomic_store(&g_stop, 1);
     pthread_cond_broadcast(&g_cv);
@@ -432,6 +439,19 @@ NOINLINE void test_symbolize(const char *self_path, const char *stripped_lib) {
             CHECK(fl_symbolize_local(hidden, &info) == 0);
             CHECK(strcmp(info.symbol, "stacks_lib_static") != 0);
             CHECK(info.source == FL_SYMBOL_DYNSYM || info.symbol[0] == 0);
+        }
+        /* fl_backtrace through the library, loaded after fl_install: its frame, then ours. */
+        void (*call)(void (*)(void)) = (void (*)(void (*)(void)))dlsym(h, "stacks_lib_call");
+        CHECK(call != NULL);
+        if (call) {
+            g_nfl = 0;
+            call(bt_leaf);
+            Dl_info li;
+            bool in_lib = g_nfl > 2 && dladdr((void *)(g_fl[1] - 1), &li) && li.dli_fbase &&
+                          dladdr((void *)call, &dl) && li.dli_fbase == dl.dli_fbase;
+            CHECK(in_lib);
+            CHECK(g_nfl > 2 && strcmp(fn_name(g_fl[2], 1), "test_symbolize") == 0);
+            check_same_callers("through a library loaded after fl_install");
         }
         dlclose(h);
     }
