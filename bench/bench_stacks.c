@@ -111,8 +111,15 @@ static void pin(int cpu) {
     sched_setaffinity(0, sizeof set, &set);
 }
 
+/* The target at a real-time priority where allowed (SCHED_FIFO 1): other processes then cannot
+ * preempt it, so a gap in its loop is the stop itself, not a busy machine's scheduling (the
+ * kernel's real-time throttling still takes 50 ms a second: the p99). */
+static atomic_int g_rt;
 static void *target(void *a) {
     (void)a;
+    struct sched_param sp = {.sched_priority = 1};
+    if (!getenv("BENCH_NO_RT") && pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp) == 0)
+        atomic_store(&g_rt, 1);
     if (getenv("BENCH_PIN") && sysconf(_SC_NPROCESSORS_ONLN) > 1) pin(1);
     atomic_store(&g_target_tid, (int)syscall(SYS_gettid));
     atomic_store(&g_ready, 1);
@@ -167,8 +174,8 @@ int main(int argc, char **argv) {
     }
     /* What each frame adds: the slope between depth 8 and 256 (the rest is the call's fixed cost:
      * reading /proc/self/maps and the loader's image list). */
-    double fl_slope = (double)(fl_t[2] - fl_t[0]) / (fl_n[2] - fl_n[0]);
-    double gnu_slope = (double)(gnu_t[2] - gnu_t[0]) / (gnu_n[2] - gnu_n[0]);
+    double fl_slope = ((double)fl_t[2] - (double)fl_t[0]) / (fl_n[2] - fl_n[0]);
+    double gnu_slope = ((double)gnu_t[2] - (double)gnu_t[0]) / (gnu_n[2] - gnu_n[0]);
     double fixed = (double)fl_t[0] - fl_slope * fl_n[0];
     printf("fl_backtrace: %.1f ns per added frame (backtrace(3) %.1f), fixed cost %.1f us a call\n",
            fl_slope, gnu_slope, fixed / 1e3);
@@ -201,6 +208,8 @@ int main(int argc, char **argv) {
     uint64_t s50 = bench_percentile(sig_gaps, (size_t)n, 50), s90 = bench_percentile(sig_gaps, (size_t)n, 90);
     printf("fl_thread_backtrace, busy thread, %d frames: %.1f us median a call (p90 %.1f), %d errors\n",
            frames, p50 / 1e3, p90 / 1e3, errors);
+    printf("target %s\n", atomic_load(&g_rt) ? "at SCHED_FIFO 1 (not preempted by other processes)"
+                                                  : "at normal priority (SCHED_FIFO refused)");
     printf("target stopped (its longest gap between two clock reads in a 300 us window): with "
            "one fl_thread_backtrace median %.1f us, p90 %.1f, p99 %.1f; with one empty signal "
            "handler median %.1f, p90 %.1f; with nothing median %.1f, p90 %.1f\n",
@@ -224,7 +233,9 @@ int main(int argc, char **argv) {
     snprintf(m, sizeof m, "%.1f us median (p90 %.1f), %d frames; empty signal handler %.1f us "
              "(p90 %.1f); no signal %.1f (p90 %.1f)", g50 / 1e3, g90 / 1e3, frames, s50 / 1e3,
              s90 / 1e3, i50 / 1e3, i90 / 1e3);
-    bench_goal("target thread stopped, depth 64", m, "<= 50 us", g50 <= 50000);
+    bench_goal(atomic_load(&g_rt) ? "target thread stopped, depth 64 (SCHED_FIFO target)"
+                                  : "target thread stopped, depth 64 (normal priority)",
+               m, "<= 50 us", g50 <= 50000);
     fl_uninstall();
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

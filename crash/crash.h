@@ -87,6 +87,7 @@ enum { /* values equal faultline.Thread.State */
     FL_THREAD_EXITED = 3,  /* gone before it could answer */
     FL_THREAD_OMITTED = 4  /* not asked (no capture signal available) */
 };
+#define FL_THREADS_ONE_SPIN_NS (200ull * 1000ull) /* fl_threads_suspend_one polls this long */
 #define FL_THREADS_CHECK_NS (20ull * 1000000ull)    /* silent threads are checked after this */
 #define FL_THREADS_PARK_MAX_NS (10ull * 1000000000ull) /* a parked thread goes on after this */
 #define FL_DEFAULT_THREAD_TIMEOUT_NS (1000ull * 1000000ull)
