@@ -246,6 +246,8 @@ typedef struct fl_image {
      * id, hashed; never 0 once fl_images_sort set it): the key of cached unwind rows. */
     uint64_t id;
     uint64_t unwind_info_size;
+    /* ELF: what names the loader's entry it was read from (fl_elf_images_refresh; 0: none). */
+    uint64_t loader_key;
     uint32_t cputype;      /* Mach-O: the header's cputype (0 for ELF) */
     uint16_t phnum;
     uint8_t build_id_len;

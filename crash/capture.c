@@ -226,7 +226,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     int maps_err = 0, img_err = 0;
     static fl_selfwalk_t selfwalk; /* static: a late walker may still look at it */
     if (!crash) {
-        fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, &maps_err,
+        fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, false,
+                           &maps_err,
                            &img_err);
         selfwalk = (fl_selfwalk_t){.images = &g_images, .maps = &g_maps, .max_frames = c->max_frames};
     }
@@ -245,7 +246,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         }
     }
 
-    if (crash) fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, &maps_err,
+    if (crash) fl_crash_os_images(&g_images, &g_maps, g_maps_scratch, sizeof g_maps_scratch, false,
+                           &maps_err,
                            &img_err);
     bool running = false; /* threads that walked themselves went on */
     for (unsigned i = 1; i < tl->count; i++) running |= tl->t[i].walked;

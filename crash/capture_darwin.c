@@ -31,9 +31,10 @@ void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
 void fl_crash_os_release(fl_thread_list_t *l) { fl_mach_threads_release(l); }
 
 void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
-                        size_t scratch_len, int *maps_err, int *img_err) {
+                        size_t scratch_len, bool refresh, int *maps_err, int *img_err) {
     (void)scratch;
     (void)scratch_len;
+    (void)refresh; /* dyld's list is read whole each time */
     maps->count = 0;
     *maps_err = 0;
     /* fl_macho_images_collect reads load commands into one static buffer: one collector at a

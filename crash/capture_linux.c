@@ -32,9 +32,10 @@ void fl_crash_os_release(fl_thread_list_t *l) { fl_threads_release(l); }
 int fl_crash_os_blocked(int tid, uint64_t out[3]) { return fl_threads_syscall_regs(tid, out); }
 
 void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
-                        size_t scratch_len, int *maps_err, int *img_err) {
+                        size_t scratch_len, bool refresh, int *maps_err, int *img_err) {
     *maps_err = fl_maps_read(maps, scratch, scratch_len);
-    *img_err = fl_elf_images_collect(fl_memory_reader(), images);
+    *img_err = refresh ? fl_elf_images_refresh(fl_memory_reader(), images)
+                       : fl_elf_images_collect(fl_memory_reader(), images);
     if (*maps_err == 0) fl_images_map_tables(images, maps);
 }
 

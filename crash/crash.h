@@ -246,9 +246,11 @@ void fl_crash_os_suspend(fl_thread_list_t *l, const fl_capture_request_t *req,
 void fl_crash_os_release(fl_thread_list_t *l); /* AS-SAFE; lets them go */
 /* The image list, and the memory maps where the platform has them (*maps_err = 0 with no maps
  * on Darwin), read with the caller's scratch (Linux: /proc/self/maps; at least 4 KiB), so that
- * callers with buffers of their own may run at once. AS-SAFE. */
+ * callers with buffers of their own may run at once. With `refresh` (Linux), images whose
+ * loader entries did not change since the previous call on the same list are kept as read then
+ * (fl_elf_images_refresh); a capture reads everything. AS-SAFE. */
 void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
-                        size_t scratch_len, int *maps_err, int *img_err);
+                        size_t scratch_len, bool refresh, int *maps_err, int *img_err);
 /* The stack holding sp (Linux: from maps, NULL when unreadable; Darwin: vm_region_64) as a map,
  * or NULL when unknown. AS-SAFE. */
 const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *tmp);

@@ -29,10 +29,12 @@ static slot_t *slot_take(void) {
 static void slot_put(slot_t *s) { __atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE); }
 
 /* Images and maps as they are now: libraries loaded or unloaded since fl_install are seen, as
- * they are by a crash report. */
+ * they are by a crash report. The loader's list is read at each call, and the images whose
+ * entries did not change since the slot's previous call are kept as read then. */
 static int slot_read(slot_t *s) {
     int maps_err = 0, img_err = 0;
-    fl_crash_os_images(&s->images, &s->maps, s->scratch, sizeof s->scratch, &maps_err, &img_err);
+    fl_crash_os_images(&s->images, &s->maps, s->scratch, sizeof s->scratch, true, &maps_err,
+                       &img_err);
     if (maps_err) return FL_EIO; /* the stack's bounds are unknown */
     if (img_err && !s->images.count) return img_err;
     return 0;

@@ -33,7 +33,7 @@ static int find_image(uint64_t pc, fl_image_t *out) {
     }
     if (!e) {
         int maps_err = 0, img_err = 0;
-        fl_crash_os_images(g_images, g_maps, g_scratch, SCRATCH_LEN, &maps_err, &img_err);
+        fl_crash_os_images(g_images, g_maps, g_scratch, SCRATCH_LEN, true, &maps_err, &img_err);
         const fl_image_t *img = fl_images_find(g_images, pc);
         if (img) *out = *img;
         else e = img_err && !g_images->count ? img_err : FL_ENOTFOUND;

@@ -26,6 +26,13 @@ const char *fl_elf_exe_path(void);
  * without the loader's lock. Each image gets its GNU build-id from PT_NOTE, or the text-hash
  * fallback. Bounded by FL_IMAGES_MAX and a loop guard. AS-SAFE. */
 int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out);
+/* The same for a list that an earlier collect or refresh filled (or a zeroed one): each image
+ * whose loader entry is unchanged and at the same place in the list (the same link_map node,
+ * l_addr, l_ld and name; the executable; the vdso) keeps what was read of it then, so that only
+ * the loader's list is read again (fl_backtrace reads the images at every call). A library
+ * replaced under the same name at the same address with the same l_ld between two calls would
+ * keep its old ranges: fl_backtrace's walks read tables only through the safe reader. AS-SAFE. */
+int fl_elf_images_refresh(const fl_reader_t *mem, fl_image_list_t *out);
 
 /* Fills `img` (slide, ranges, eh_frame_hdr, build-id) from program headers at runtime address
  * phdr_addr with phnum entries (1..FL_PHNUM_MAX), given the load bias. Leaves path, path_truncated,

@@ -148,7 +148,29 @@ static fl_image_t *new_image(fl_image_list_t *out) {
     return img;
 }
 
-static void add_main(const fl_reader_t *mem, fl_image_list_t *out) {
+/* The entry kept from an earlier collect at the place the next image goes, if its key is `key`
+ * (and its path `path`, when given); it is then counted. */
+static const fl_image_t *reuse(fl_image_list_t *out, unsigned old_count, uint64_t key,
+                               const char *path) {
+    if (!key || out->count >= old_count || out->count >= FL_IMAGES_MAX) return 0;
+    fl_image_t *img = &out->image[out->count];
+    if (img->loader_key != key || (path && fl_strcmp(img->path, path) != 0)) return 0;
+    out->count++;
+    return img;
+}
+
+/* A key that is never 0 (splitmix64's finaliser over the three words). */
+static uint64_t key_of(uint64_t a, uint64_t b, uint64_t c) {
+    uint64_t h = a * 0x9e3779b97f4a7c15ull ^ b;
+    h = (h ^ (h >> 30)) * 0xbf58476d1ce4e5b9ull ^ c;
+    h = (h ^ (h >> 27)) * 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h ? h : 1;
+}
+
+static void add_main(const fl_reader_t *mem, fl_image_list_t *out, unsigned old_count) {
+    uint64_t key = key_of(1, g_prep.phdr, g_prep.exe_slide);
+    if (reuse(out, old_count, key, 0)) return;
     fl_image_t *img = new_image(out);
     if (!img) return;
     if (g_prep.phdr)
@@ -160,6 +182,7 @@ static void add_main(const fl_reader_t *mem, fl_image_list_t *out) {
         img->eh_frame_size = g_prep.exe_eh_frame_size;
     }
     img->is_main = true;
+    img->loader_key = key;
     img->path_truncated = g_prep.exe_truncated;
     fl_strlcpy(img->path, g_prep.exe, sizeof img->path);
     out->count++;
@@ -167,7 +190,11 @@ static void add_main(const fl_reader_t *mem, fl_image_list_t *out) {
 
 /* The vdso has no file: its ELF header is mapped at AT_SYSINFO_EHDR, i.e. file offset 0 of its
  * first PT_LOAD, which gives the bias. */
-static const fl_image_t *add_vdso(const fl_reader_t *mem, fl_image_list_t *out) {
+static const fl_image_t *add_vdso(const fl_reader_t *mem, fl_image_list_t *out,
+                                  unsigned old_count) {
+    uint64_t key = key_of(2, g_prep.vdso, 0);
+    const fl_image_t *kept = g_prep.vdso ? reuse(out, old_count, key, 0) : 0;
+    if (kept) return kept;
     Elf64_Ehdr eh;
     Elf64_Phdr load;
     uint64_t phdr;
@@ -180,6 +207,7 @@ static const fl_image_t *add_vdso(const fl_reader_t *mem, fl_image_list_t *out) 
     uint64_t slide = g_prep.vdso - (load.p_vaddr - load.p_offset);
     if (fl_elf_image_from_phdrs(mem, phdr, eh.e_phnum, slide, img)) return 0;
     img->is_vdso = true;
+    img->loader_key = key;
     fl_strlcpy(img->path, "[vdso]", sizeof img->path);
     return &out->image[out->count++];
 }
@@ -188,7 +216,9 @@ static const fl_image_t *add_vdso(const fl_reader_t *mem, fl_image_list_t *out) 
  * whose first PT_LOAD has p_vaddr 0 (all normal shared objects); otherwise (prelinked objects)
  * the image keeps only its path and bias. */
 static void add_link_map(const fl_reader_t *mem, fl_image_list_t *out, const struct link_map *lm,
-                         const char *name, bool truncated) {
+                         const char *name, bool truncated, uint64_t node, unsigned old_count) {
+    uint64_t key = key_of(node, (uint64_t)lm->l_addr, (uint64_t)(uintptr_t)lm->l_ld);
+    if (reuse(out, old_count, key, name)) return;
     fl_image_t *img = new_image(out);
     if (!img) return;
     uint64_t base = (uint64_t)lm->l_addr, phdr;
@@ -200,6 +230,7 @@ static void add_link_map(const fl_reader_t *mem, fl_image_list_t *out, const str
     }
     fl_strlcpy(img->path, name, sizeof img->path);
     img->path_truncated = truncated;
+    img->loader_key = key;
     out->count++;
 }
 
@@ -208,13 +239,14 @@ static bool r_consistent(const fl_reader_t *mem) {
     return fl_read(mem, g_prep.r_debug, &rd, sizeof rd) == 0 && rd.r_state == RT_CONSISTENT;
 }
 
-static int collect(const fl_reader_t *mem, fl_image_list_t *out) {
+/* old_count: entries of an earlier collect into out that may be kept (0: none). */
+static int collect(const fl_reader_t *mem, fl_image_list_t *out, unsigned old_count) {
     out->count = 0;
     out->truncated = out->inconsistent = false;
     if (!__atomic_load_n(&g_prep.prepared, __ATOMIC_ACQUIRE)) return FL_ESTATE;
 
-    add_main(mem, out);
-    const fl_image_t *vdso = add_vdso(mem, out);
+    add_main(mem, out, old_count);
+    const fl_image_t *vdso = add_vdso(mem, out, old_count);
 
     struct r_debug rd;
     if (!g_prep.r_debug || fl_read(mem, g_prep.r_debug, &rd, sizeof rd)) {
@@ -250,14 +282,21 @@ static int collect(const fl_reader_t *mem, fl_image_list_t *out) {
          * the vdso image we already have. */
         uint64_t ld = (uint64_t)(uintptr_t)lm.l_ld;
         if (vdso && ld >= vdso->start && ld < vdso->end) continue;
-        add_link_map(mem, out, &lm, name, e == FL_ERANGE);
+        add_link_map(mem, out, &lm, name, e == FL_ERANGE, prev, old_count);
     }
     if (!r_consistent(mem)) out->inconsistent = true; /* changed while we walked */
     return 0;
 }
 
 int fl_elf_images_collect(const fl_reader_t *mem, fl_image_list_t *out) {
-    int e = collect(mem, out);
+    int e = collect(mem, out, 0);
+    fl_images_sort(out);
+    return e;
+}
+
+int fl_elf_images_refresh(const fl_reader_t *mem, fl_image_list_t *out) {
+    unsigned old = out->count <= FL_IMAGES_MAX ? out->count : 0;
+    int e = collect(mem, out, old);
     fl_images_sort(out);
     return e;
 }

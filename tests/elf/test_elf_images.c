@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <link.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/auxv.h>
 #include <unistd.h>
 
@@ -160,6 +161,36 @@ int main(void) {
     CHECK_EQ_U64(g_list2.count, 1);
     CHECK(g_list2.image[0].is_main && g_list2.inconsistent);
     CHECK_EQ_U64(g_list2.image[0].end, 0);
+
+    /* fl_elf_images_refresh: the same list as a full collect, before and after a library goes
+     * and comes back (a new entry is read, the others kept), and with a list of garbage keys. */
+    static fl_image_list_t r;
+    fl_memory_init(FL_MEMORY_NONE);
+    CHECK(fl_elf_images_collect(fl_memory_reader(), &g_list) == 0);
+    CHECK(fl_elf_images_refresh(fl_memory_reader(), &r) == 0); /* zeroed: reads everything */
+    CHECK_EQ_U64(r.count, g_list.count);
+    CHECK(memcmp(r.image, g_list.image, g_list.count * sizeof g_list.image[0]) == 0);
+    CHECK(fl_elf_images_refresh(fl_memory_reader(), &r) == 0); /* keeps everything */
+    CHECK_EQ_U64(r.count, g_list.count);
+    CHECK(memcmp(r.image, g_list.image, g_list.count * sizeof g_list.image[0]) == 0);
+    if (lib) {
+        dlclose(lib);
+        lib = NULL;
+        CHECK(fl_elf_images_collect(fl_memory_reader(), &g_list2) == 0);
+        CHECK(fl_elf_images_refresh(fl_memory_reader(), &r) == 0);
+        CHECK_EQ_U64(r.count, g_list2.count);
+        CHECK(g_list2.count + 1 == g_list.count);
+        CHECK(memcmp(r.image, g_list2.image, g_list2.count * sizeof g_list2.image[0]) == 0);
+        lib = dlopen(FL_FIXTURE_LIB, RTLD_NOW);
+        CHECK(fl_elf_images_collect(fl_memory_reader(), &g_list2) == 0);
+        CHECK(fl_elf_images_refresh(fl_memory_reader(), &r) == 0);
+        CHECK_EQ_U64(r.count, g_list2.count);
+        CHECK(memcmp(r.image, g_list2.image, g_list2.count * sizeof g_list2.image[0]) == 0);
+    }
+    for (unsigned i = 0; i < r.count; i++) r.image[i].loader_key ^= 0x5a5a; /* none kept */
+    r.image[1].start = 0;
+    CHECK(fl_elf_images_refresh(fl_memory_reader(), &r) == 0);
+    CHECK(memcmp(r.image, g_list2.image, g_list2.count * sizeof g_list2.image[0]) == 0);
 
     if (lib) dlclose(lib);
     TEST_END();
