@@ -338,6 +338,20 @@ NOINLINE void test_threads(void) {
     CHECK(thread_bt(0, pcs, 1) == 1);
     CHECK(pcs[0] != 0);
 
+    /* The application takes the capture signal (the one real-time signal with a handler of
+     * faultline's): FL_ENOSIGNAL, and again a walk once the action is put back. */
+    for (int sig = SIGRTMAX; sig >= SIGRTMIN; sig--) {
+        struct sigaction cur, mine;
+        if (sigaction(sig, NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO)) continue;
+        memset(&mine, 0, sizeof mine);
+        mine.sa_handler = SIG_IGN;
+        sigaction(sig, &mine, NULL);
+        CHECK_EQ_U64(thread_bt(0, pcs, MAXF), FL_ENOSIGNAL);
+        sigaction(sig, &cur, NULL);
+        CHECK(thread_bt(0, pcs, MAXF) > 2);
+        break;
+    }
+
     /* With snapshots on another thread: each call either runs or says FL_EBUSY. */
     int bad = 0, busy = 0, ok = 0;
     pthread_t snap;
@@ -461,6 +475,43 @@ NOINLINE void test_symbolize(const char *self_path, const char *stripped_lib) {
     CHECK_EQ_U64(fl_symbolize_local(16, NULL), FL_EINVAL);
 }
 
+/* FL_ETIMEDOUT: in a child with a 200 ms deadline, a thread that cannot take signals for 2 s
+ * (vfork's parent runs no handler until its child exits). */
+static atomic_int g_stuck_tid;
+static void *stuck_worker(void *a) {
+    (void)a;
+    atomic_store(&g_stuck_tid, gettid_());
+    pid_t p = vfork();
+    if (p == 0) {
+        struct timespec ts = {2, 0};
+        syscall(SYS_nanosleep, &ts, NULL);
+        _exit(0);
+    }
+    if (p > 0) waitpid(p, NULL, 0);
+    return NULL;
+}
+
+NOINLINE void test_timeout(void) {
+    pid_t child = fork();
+    if (child == 0) {
+        char dir[300];
+        snprintf(dir, sizeof dir, "%s/timeout", g_dir);
+        fl_options o = {.report_dir = dir, .thread_timeout_ms = 200};
+        if (fl_install(&o) != 0) _exit(10);
+        pthread_t t;
+        pthread_create(&t, NULL, stuck_worker, NULL);
+        while (!atomic_load(&g_stuck_tid)) usleep(1000);
+        usleep(200000); /* inside vfork */
+        uintptr_t pcs[8];
+        int e = fl_thread_backtrace(atomic_load(&g_stuck_tid), pcs, 8);
+        _exit(e == FL_ETIMEDOUT ? 0 : 20 + (e < 0 ? -e : 0));
+    }
+    int st = 0;
+    waitpid(child, &st, 0);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) fprintf(stderr, "timeout child: status %#x\n", st);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) {
         fprintf(stderr, "usage: test_stacks STRIPPED_LIB\n");
@@ -483,6 +534,9 @@ int main(int argc, char **argv) {
     test_backtrace_in_handler();
     test_deep();
     test_threads();
+    fl_uninstall(); /* the child installs its own */
+    test_timeout();
+    CHECK(fl_install(&o) == 0);
     char self[1024];
     ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
     CHECK(len > 0);
