@@ -81,7 +81,22 @@ int main(int argc, char **argv) {
     pthread_t th;
     for (int k = 0; k < N; k++) pthread_create(&th, NULL, worker, (void *)(intptr_t)k);
     for (int i = 0; i < 5000 && atomic_load(&g_ready) < N; i++) usleep(1000);
-    usleep(200000); /* every thread into its call */
+    /* Every blocking thread asleep in its call (state S in /proc), however busy the machine. */
+    for (int k = 0; k < N; k++) {
+        if (k == SPINNER) continue;
+        char path[64], buf[256];
+        snprintf(path, sizeof path, "/proc/self/task/%d/stat", atomic_load(&g_tids[k]));
+        for (int i = 0; i < 5000; i++) {
+            FILE *f = fopen(path, "r");
+            size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+            if (f) fclose(f);
+            buf[n] = 0;
+            const char *p = strrchr(buf, ')');
+            if (p && p[1] == ' ' && p[2] == 'S') break;
+            usleep(1000);
+        }
+    }
+    usleep(50000); /* and past the instructions that lead into it */
     for (int k = 0; k < N; k++) {
         uintptr_t pcs[128];
         int n = fl_thread_backtrace(atomic_load(&g_tids[k]), pcs, 128);
