@@ -20,6 +20,7 @@ FL_DEPS=(
   bash perl-base sqlite3 xz-utils        # tests/realprog crashes them (with python3; gdb, elfutils'
                                          # eu-stack and libc6-dbg are its oracles)
   python3-unicorn python3-capstone       # the Darwin emulation tests (tests/darwin_emu)
+  python3-jsonschema                     # Sentry events against Sentry's schema (tests/tools)
   libunwind8                             # nongnu libunwind: bench_unwind's reference (dlopen)
   gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev-arm64-cross  # the arm64 cross build
   qemu-user                              # runs its tests (qemu-aarch64 -L /usr/aarch64-linux-gnu)

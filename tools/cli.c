@@ -9,7 +9,7 @@
 #define EXIT_USAGE 2
 
 static const char usage_text[] =
-    "usage: faultline show [--format text|apple|tombstone|json] [--json] [SYMBOL OPTIONS] REPORT\n"
+    "usage: faultline show [--format text|apple|tombstone|json|sentry] [--json] [SYMBOL OPTIONS] REPORT\n"
     "       faultline symbolicate [--format FORMAT] [SYMBOL OPTIONS] REPORT\n"
     "       faultline symbolicate [--arch ARCH] [--lines] [--cache-dir DIR | --no-cache] FILE [ADDR...]\n"
     "       faultline triage [--json] [--frames N] [--no-progress] [SYMBOL OPTIONS] DIR|REPORT...\n"
@@ -21,7 +21,8 @@ static const char usage_text[] =
     "                     [--format FORMAT] [SYMBOL OPTIONS] [--] PROGRAM [ARGS...]\n"
     "\n"
     "  show         print a report: --format text (default; faultline's Apple-like layout),\n"
-    "               apple (Apple's crash log layout), tombstone (Android's), json (= --json)\n"
+    "               apple (Apple's crash log layout), tombstone (Android's), json (= --json),\n"
+    "               sentry (a Sentry event, docs/interop.md)\n"
     "  symbolicate  REPORT (a file starting with the faultline magic): the report with\n"
     "               symbols, as JSON unless --format says otherwise (docs/symbolication.md).\n"
     "               FILE ADDR...: resolve file addresses (hex; read from stdin, one a line,\n"
@@ -127,7 +128,7 @@ int fl_tool_cli_format(int argc, char **argv, int *i, fl_tool_format_t *format) 
     if (strcmp(a, "--format") != 0 && strncmp(a, "--format=", 9) != 0) return 0;
     const char *v = a[8] == '=' ? a + 9 : *i + 1 < argc ? argv[++*i] : NULL;
     if (!v || !fl_tool_format_parse(v, format)) {
-        fprintf(stderr, "faultline: --format takes text, apple, tombstone or json\n");
+        fprintf(stderr, "faultline: --format takes text, apple, tombstone, json or sentry\n");
         return -1;
     }
     return 1;
@@ -140,7 +141,8 @@ bool fl_tool_format_parse(const char *name, fl_tool_format_t *out) {
     } names[] = {{"text", FL_TOOL_FMT_TEXT},
                  {"apple", FL_TOOL_FMT_APPLE},
                  {"tombstone", FL_TOOL_FMT_TOMBSTONE},
-                 {"json", FL_TOOL_FMT_JSON}};
+                 {"json", FL_TOOL_FMT_JSON},
+                 {"sentry", FL_TOOL_FMT_SENTRY}};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         if (strcmp(name, names[i].name) == 0) {
             *out = names[i].f;
@@ -155,6 +157,7 @@ void fl_tool_render(FILE *o, fl_tool_format_t f, const Faultline__Report *r, boo
     case FL_TOOL_FMT_APPLE: fl_tool_show_apple(o, r, truncated, s); break;
     case FL_TOOL_FMT_TOMBSTONE: fl_tool_show_tombstone(o, r, truncated, s); break;
     case FL_TOOL_FMT_JSON: fl_tool_show_json(o, r, truncated, s); break;
+    case FL_TOOL_FMT_SENTRY: fl_tool_show_sentry(o, r, truncated, s); break;
     default: fl_tool_show_text(o, r, truncated, s); break;
     }
 }

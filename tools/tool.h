@@ -256,13 +256,14 @@ typedef enum fl_tool_format {
     FL_TOOL_FMT_TEXT,      /* faultline's own layout, Apple-like (the default of show) */
     FL_TOOL_FMT_APPLE,     /* close to Apple's crash log (.crash) */
     FL_TOOL_FMT_TOMBSTONE, /* close to Android's tombstone text */
-    FL_TOOL_FMT_JSON
+    FL_TOOL_FMT_JSON,
+    FL_TOOL_FMT_SENTRY     /* a Sentry event (sentry.c, docs/interop.md) */
 } fl_tool_format_t;
 
 /* If argv[*i] is --json, --format NAME or --format=NAME, consumes it (and its value) into
  * *format: 1; not one: 0; a missing or unknown format: -1 (the message is printed). */
 int fl_tool_cli_format(int argc, char **argv, int *i, fl_tool_format_t *format);
-/* "text", "apple", "tombstone", "json"; false for anything else. */
+/* "text", "apple", "tombstone", "json", "sentry"; false for anything else. */
 bool fl_tool_format_parse(const char *name, fl_tool_format_t *out);
 void fl_tool_render(FILE *out, fl_tool_format_t f, const Faultline__Report *r, bool truncated,
                     fl_tool_symbolizer_t *s);
@@ -289,6 +290,14 @@ typedef struct fl_tool_frame_regs {
 } fl_tool_frame_regs_t;
 void fl_tool_show_json_regs(FILE *out, const Faultline__Report *r, bool truncated,
                             fl_tool_symbolizer_t *s, const fl_tool_frame_regs_t *fr);
+/* The report as a Sentry event (platform native; the crashed thread's stack and registers in
+ * the exception, the others in threads; images in debug_meta). */
+void fl_tool_show_sentry(FILE *out, const Faultline__Report *r, bool truncated,
+                         fl_tool_symbolizer_t *s);
+/* The debug identifier Sentry and Breakpad give an image, as a GUID string (buf >= 37 bytes):
+ * an ELF build-id's first 16 bytes (zero-padded) with the first three fields byte-swapped
+ * (build-id 613807ff6021bac7... -> ff073861-2160-c7ba-...), a Mach-O UUID (`uuid`) unchanged. */
+void fl_tool_sentry_debug_id(char *buf, size_t cap, const uint8_t *id, size_t len, bool uuid);
 
 /* ---- Formatting helpers (format.c) ---- */
 
@@ -296,6 +305,23 @@ void fl_tool_show_json_regs(FILE *out, const Faultline__Report *r, bool truncate
  * DEL, C1) are escaped as \uXXXX, so that the document shown raw cannot drive a terminal
  * (json.c). */
 void fl_tool_json_string(FILE *o, const char *s);
+
+/* A JSON writer for the documents the CLI prints (json.c): values are indented two spaces a
+ * level; key is NULL inside an array. Nesting is at most FL_TOOL_JW_DEPTH levels. */
+#define FL_TOOL_JW_DEPTH 12
+typedef struct fl_tool_jw {
+    FILE *o;
+    int depth;
+    bool first[FL_TOOL_JW_DEPTH];
+} fl_tool_jw_t;
+void fl_tool_jw_next(fl_tool_jw_t *j, const char *key); /* separator, indentation and key */
+void fl_tool_jw_open(fl_tool_jw_t *j, const char *key, char c); /* '{' or '[' */
+void fl_tool_jw_close(fl_tool_jw_t *j, char c);
+void fl_tool_jw_str(fl_tool_jw_t *j, const char *key, const char *s); /* NULL: null */
+void fl_tool_jw_int(fl_tool_jw_t *j, const char *key, int64_t v);
+void fl_tool_jw_bool(fl_tool_jw_t *j, const char *key, bool v);
+void fl_tool_jw_hex(fl_tool_jw_t *j, const char *key, uint64_t v); /* "0x..." */
+void fl_tool_jw_null(fl_tool_jw_t *j, const char *key);
 
 #define FL_TOOL_HEX_MAX 64u /* bytes rendered by fl_tool_hex; longer input is cut */
 

@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/* `faultline show --format sentry`: a report as a Sentry event (docs/interop.md). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tools/tool.h"
+
+/* Sentry limits tag keys to 32 characters and values to 200, on one line: annotations that fit
+ * are tags as well (searchable), and every annotation is in the "annotations" context. */
+#define TAG_KEY_MAX 32u
+#define TAG_VALUE_MAX 200u
+
+void fl_tool_sentry_debug_id(char *buf, size_t cap, const uint8_t *id, size_t len, bool uuid) {
+    uint8_t g[16] = {0};
+    memcpy(g, id, len < 16 ? len : 16);
+    if (!uuid) {
+        /* A GUID's first three fields are little-endian: the build-id's bytes read as one (as
+         * Breakpad's FileID and Sentry's symbolic do). */
+        static const uint8_t order[8] = {3, 2, 1, 0, 5, 4, 7, 6};
+        uint8_t t[8];
+        for (unsigned i = 0; i < 8; i++) t[i] = g[order[i]];
+        memcpy(g, t, 8);
+    }
+    snprintf(buf, cap,
+             "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", g[0], g[1],
+             g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14], g[15]);
+}
+
+static bool tag_ok(const char *k, const char *v) {
+    if (!k[0] || strlen(k) > TAG_KEY_MAX || strlen(v) > TAG_VALUE_MAX) return false;
+    for (const char *p = v; *p; p++)
+        if (*p == '\n' || *p == '\r') return false;
+    return true;
+}
+
+/* Frames outermost first, as Sentry wants them; the crashed thread's with its registers. */
+static void stacktrace(fl_tool_jw_t *j, const Faultline__Report *r, const Faultline__Thread *t,
+                       fl_tool_symbolizer_t *sym, bool regs) {
+    fl_tool_jw_open(j, "stacktrace", '{');
+    fl_tool_jw_open(j, "frames", '[');
+    for (size_t n = t->n_frames; n-- > 0;) {
+        const Faultline__Frame *f = t->frames[n];
+        fl_tool_sym_t s;
+        fl_tool_symbolize(sym, f, n, &s);
+        fl_tool_jw_open(j, NULL, '{');
+        fl_tool_jw_hex(j, "instruction_addr", f->pc);
+        if (s.image >= 0) {
+            fl_tool_jw_str(j, "package", r->images[s.image]->path);
+            fl_tool_jw_hex(j, "image_addr", r->images[s.image]->start);
+        }
+        if (s.symbol) {
+            fl_tool_jw_str(j, "function", s.symbol);
+            fl_tool_jw_hex(j, "symbol_addr", f->pc - s.offset);
+        }
+        if (s.file) {
+            fl_tool_jw_str(j, "filename", fl_tool_basename(s.file));
+            fl_tool_jw_str(j, "abs_path", s.file);
+            fl_tool_jw_int(j, "lineno", s.line);
+        }
+        fl_tool_jw_close(j, '}');
+    }
+    fl_tool_jw_close(j, ']');
+    if (regs && t->n_registers) {
+        fl_tool_jw_open(j, "registers", '{');
+        for (size_t k = 0; k < t->n_registers; k++)
+            fl_tool_jw_hex(j, t->registers[k]->name, t->registers[k]->value);
+        fl_tool_jw_close(j, '}');
+    }
+    /* Callers' pcs are return addresses, frame 0's is exact: Sentry looks callers up at pc - 1
+     * as faultline does (frames after a signal trampoline, exact too, are rare enough). */
+    fl_tool_jw_str(j, "instruction_addr_adjustment", "all_but_first");
+    fl_tool_jw_close(j, '}');
+}
+
+static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
+                      fl_tool_symbolizer_t *sym) {
+    const Faultline__Signal *s = r->signal;
+    const Faultline__MachException *m = r->mach_exception;
+    char type[64], value[512];
+    if (m) {
+        snprintf(type, sizeof type, "%s", m->name[0] ? m->name : "EXC_UNKNOWN");
+        fl_tool_mach_text(value, sizeof value, m);
+    } else {
+        if (s->name[0]) snprintf(type, sizeof type, "%s", s->name);
+        else snprintf(type, sizeof type, "signal %" PRId32, s->number);
+        fl_tool_signal_text(value, sizeof value, s);
+    }
+    if (s && s->has_address) {
+        size_t n = strlen(value);
+        snprintf(value + n, sizeof value - n, " at 0x%" PRIx64, s->address);
+    }
+    fl_tool_jw_open(j, "exception", '{');
+    fl_tool_jw_open(j, "values", '[');
+    fl_tool_jw_open(j, NULL, '{');
+    fl_tool_jw_str(j, "type", type);
+    fl_tool_jw_str(j, "value", value);
+    if (crashed >= 0) fl_tool_jw_int(j, "thread_id", r->threads[crashed]->tid);
+    fl_tool_jw_open(j, "mechanism", '{');
+    fl_tool_jw_str(j, "type", m ? "mach_exception" : "signalhandler");
+    fl_tool_jw_bool(j, "handled", false);
+    fl_tool_jw_bool(j, "synthetic", true); /* the type is the signal's name, not the program's */
+    fl_tool_jw_open(j, "meta", '{');
+    if (s) {
+        fl_tool_jw_open(j, "signal", '{');
+        fl_tool_jw_int(j, "number", s->number);
+        fl_tool_jw_int(j, "code", s->code);
+        if (s->name[0]) fl_tool_jw_str(j, "name", s->name);
+        if (s->code_name[0]) fl_tool_jw_str(j, "code_name", s->code_name);
+        fl_tool_jw_close(j, '}');
+    }
+    if (m) {
+        fl_tool_jw_open(j, "mach_exception", '{');
+        fl_tool_jw_int(j, "exception", m->type);
+        fl_tool_jw_int(j, "code", m->n_codes > 0 ? (int64_t)m->codes[0] : 0);
+        fl_tool_jw_int(j, "subcode", m->n_codes > 1 ? (int64_t)m->codes[1] : 0);
+        if (m->name[0]) fl_tool_jw_str(j, "name", m->name);
+        fl_tool_jw_close(j, '}');
+    }
+    fl_tool_jw_close(j, '}');
+    fl_tool_jw_close(j, '}');
+    if (crashed >= 0) stacktrace(j, r, r->threads[crashed], sym, true);
+    fl_tool_jw_close(j, '}');
+    fl_tool_jw_close(j, ']');
+    fl_tool_jw_close(j, '}');
+}
+
+static void images(fl_tool_jw_t *j, const Faultline__Report *r) {
+    const char *arch = fl_tool_arch_name(r->header ? r->header->arch : 0);
+    fl_tool_jw_open(j, "debug_meta", '{');
+    fl_tool_jw_open(j, "images", '[');
+    for (size_t i = 0; i < r->n_images; i++) {
+        const Faultline__Image *img = r->images[i];
+        bool macho = img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_MACHO_UUID;
+        fl_tool_jw_open(j, NULL, '{');
+        fl_tool_jw_str(j, "type", macho ? "macho" : "elf");
+        fl_tool_jw_str(j, "code_file", img->path);
+        if (img->build_id.len) {
+            char id[2 * FL_TOOL_HEX_MAX + 1], debug_id[40];
+            fl_tool_sentry_debug_id(debug_id, sizeof debug_id, img->build_id.data,
+                                    img->build_id.len, macho);
+            fl_tool_jw_str(j, "debug_id", debug_id);
+            /* Only a real build-id is a code id (Sentry's rule); Mach-O has none. */
+            fl_tool_hex(id, img->build_id.data, img->build_id.len);
+            if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU)
+                fl_tool_jw_str(j, "code_id", id);
+        } else {
+            fl_tool_jw_str(j, "debug_id", "00000000-0000-0000-0000-000000000000");
+        }
+        fl_tool_jw_hex(j, "image_addr", img->start);
+        fl_tool_jw_int(j, "image_size", (int64_t)(img->end > img->start ? img->end - img->start : 0));
+        fl_tool_jw_hex(j, "image_vmaddr", img->start - img->slide);
+        if (strcmp(arch, "unknown") != 0) fl_tool_jw_str(j, "arch", arch);
+        fl_tool_jw_close(j, '}');
+    }
+    fl_tool_jw_close(j, ']');
+    fl_tool_jw_close(j, '}');
+}
+
+static void contexts(fl_tool_jw_t *j, const Faultline__Report *r, bool truncated) {
+    const Faultline__Header *h = r->header;
+    char buf[1024];
+    fl_tool_jw_open(j, "contexts", '{');
+    if (h) {
+        fl_tool_jw_open(j, "os", '{');
+        fl_tool_jw_str(j, "type", "os");
+        fl_tool_jw_str(j, "name", h->os_name);
+        fl_tool_jw_str(j, "kernel_version", h->os_release);
+        snprintf(buf, sizeof buf, "%s %s %s", h->os_name, h->os_release, h->os_version);
+        fl_tool_jw_str(j, "raw_description", buf);
+        fl_tool_jw_close(j, '}');
+        fl_tool_jw_open(j, "device", '{');
+        fl_tool_jw_str(j, "type", "device");
+        fl_tool_jw_str(j, "arch", h->arch ? fl_tool_arch_name(h->arch) : h->machine);
+        fl_tool_jw_close(j, '}');
+        fl_tool_jw_open(j, "app", '{');
+        fl_tool_jw_str(j, "type", "app");
+        if (h->app_name[0]) fl_tool_jw_str(j, "app_name", h->app_name);
+        if (h->app_version[0]) fl_tool_jw_str(j, "app_version", h->app_version);
+        fl_tool_fmt_time(buf, sizeof buf, h->process_start_unix_ns);
+        if (buf[0]) fl_tool_jw_str(j, "app_start_time", buf);
+        fl_tool_jw_close(j, '}');
+    }
+    if (r->n_annotations) {
+        fl_tool_jw_open(j, "annotations", '{');
+        for (size_t i = 0; i < r->n_annotations; i++)
+            fl_tool_jw_str(j, r->annotations[i]->key, r->annotations[i]->value);
+        fl_tool_jw_close(j, '}');
+    }
+    /* What the report says beyond Sentry's own contexts. */
+    fl_tool_jw_open(j, "faultline", '{');
+    if (h) {
+        fl_tool_jw_str(j, "kind", fl_tool_kind_name(h->kind));
+        if (h->reason[0]) fl_tool_jw_str(j, "reason", h->reason);
+        fl_tool_jw_str(j, "process_path", h->process_path);
+        fl_tool_jw_int(j, "pid", h->pid);
+    }
+    if (r->threads_total) fl_tool_jw_int(j, "threads_total", r->threads_total);
+    fl_tool_jw_bool(j, "truncated", truncated);
+    if (r->n_notes) {
+        fl_tool_jw_open(j, "notes", '[');
+        for (size_t i = 0; i < r->n_notes; i++) fl_tool_jw_str(j, NULL, r->notes[i]->text);
+        fl_tool_jw_close(j, ']');
+    }
+    fl_tool_jw_close(j, '}');
+    fl_tool_jw_close(j, '}');
+}
+
+void fl_tool_show_sentry(FILE *o, const Faultline__Report *r, bool truncated,
+                         fl_tool_symbolizer_t *sym) {
+    const Faultline__Header *h = r->header;
+    bool crash = h && h->kind == FAULTLINE__HEADER__KIND__KIND_CRASH;
+    int crashed = fl_tool_crashed_thread(r);
+    char buf[1024];
+    fl_tool_jw_t j = {.o = o};
+    fl_tool_jw_open(&j, NULL, '{');
+    if (h && h->report_id.len == 16) {
+        fl_tool_hex(buf, h->report_id.data, h->report_id.len);
+        fl_tool_jw_str(&j, "event_id", buf);
+    }
+    if (h) {
+        fl_tool_fmt_time(buf, sizeof buf, h->time_unix_ns);
+        if (buf[0]) fl_tool_jw_str(&j, "timestamp", buf);
+    }
+    fl_tool_jw_str(&j, "platform", "native");
+    fl_tool_jw_str(&j, "level", crash ? "fatal" : "info");
+    fl_tool_jw_str(&j, "logger", "faultline");
+    if (h && (h->app_name[0] || h->app_version[0])) {
+        snprintf(buf, sizeof buf, "%s%s%s", h->app_name, h->app_name[0] && h->app_version[0] ? "@" : "",
+                 h->app_version);
+        fl_tool_jw_str(&j, "release", buf);
+    }
+    if (h && h->hostname[0]) fl_tool_jw_str(&j, "server_name", h->hostname);
+    fl_tool_jw_open(&j, "sdk", '{');
+    fl_tool_jw_str(&j, "name", "faultline");
+    fl_tool_jw_str(&j, "version", FL_TOOL_VERSION);
+    fl_tool_jw_close(&j, '}');
+    fl_tool_jw_open(&j, "tags", '{');
+    fl_tool_jw_str(&j, "faultline.kind", h ? fl_tool_kind_name(h->kind) : "unknown");
+    for (size_t i = 0; i < r->n_annotations; i++)
+        if (tag_ok(r->annotations[i]->key, r->annotations[i]->value))
+            fl_tool_jw_str(&j, r->annotations[i]->key, r->annotations[i]->value);
+    fl_tool_jw_close(&j, '}');
+    contexts(&j, r, truncated);
+    bool exc = r->signal || r->mach_exception;
+    if (exc) {
+        exception(&j, r, crashed, sym);
+    } else {
+        /* A snapshot: no exception, a message saying why it was taken. */
+        fl_tool_jw_open(&j, "logentry", '{');
+        snprintf(buf, sizeof buf, "%s%s%s", h ? fl_tool_kind_name(h->kind) : "report",
+                 h && h->reason[0] ? ": " : "", h ? h->reason : "");
+        fl_tool_jw_str(&j, "formatted", buf);
+        fl_tool_jw_close(&j, '}');
+    }
+    fl_tool_jw_open(&j, "threads", '{');
+    fl_tool_jw_open(&j, "values", '[');
+    for (size_t i = 0; i < r->n_threads; i++) {
+        const Faultline__Thread *t = r->threads[i];
+        fl_tool_jw_open(&j, NULL, '{');
+        fl_tool_jw_int(&j, "id", t->tid);
+        if (t->name[0]) fl_tool_jw_str(&j, "name", t->name);
+        fl_tool_jw_bool(&j, "crashed", (int)i == crashed && crash);
+        fl_tool_jw_bool(&j, "current", (int)i == (crashed >= 0 ? crashed : 0));
+        if (h) fl_tool_jw_bool(&j, "main", t->tid == h->pid);
+        /* The crashed thread's stack is the exception's (Sentry's rule: not twice). */
+        if (t->n_frames && !((int)i == crashed && exc)) stacktrace(&j, r, t, sym, false);
+        fl_tool_jw_close(&j, '}');
+    }
+    fl_tool_jw_close(&j, ']');
+    fl_tool_jw_close(&j, '}');
+    images(&j, r);
+    fl_tool_jw_close(&j, '}');
+    fputc('\n', o);
+}
