@@ -28,7 +28,7 @@ void fl_tool_sentry_debug_id(char *buf, size_t cap, const uint8_t *id, size_t le
 }
 
 static bool tag_ok(const char *k, const char *v) {
-    if (!k[0] || strlen(k) > TAG_KEY_MAX || strlen(v) > TAG_VALUE_MAX) return false;
+    if (!k[0] || strcmp(k, "faultline.kind") == 0 || strlen(k) > TAG_KEY_MAX || strlen(v) > TAG_VALUE_MAX) return false;
     for (const char *p = v; *p; p++)
         if (*p == '\n' || *p == '\r') return false;
     return true;

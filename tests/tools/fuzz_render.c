@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* tools: libFuzzer target over the CLI's views of a report: the input decoded as a report
  * (fl_report_decode), rendered in every format `faultline show` has (text, apple, tombstone,
- * json) to memory, its triage signature computed for several depths, the signature rules run on
+ * json, sentry) to memory, its triage signature computed for several depths, the signature rules run on
  * its strings, and `faultline triage` (text and --json) run on it as a file. Symbol files are
  * looked up only under the report's own image paths (no --symbols, no cache, no debug
  * directory), as `show` does. Aborts on a broken promise: a text view carrying a control
@@ -59,7 +59,8 @@ static void check_json(const char *text, size_t len) {
 
 static void render(const Faultline__Report *r, bool truncated, fl_tool_symbolizer_t *sym) {
     static const fl_tool_format_t formats[] = {FL_TOOL_FMT_TEXT, FL_TOOL_FMT_APPLE,
-                                               FL_TOOL_FMT_TOMBSTONE, FL_TOOL_FMT_JSON};
+                                               FL_TOOL_FMT_TOMBSTONE, FL_TOOL_FMT_JSON,
+                                               FL_TOOL_FMT_SENTRY};
     for (unsigned i = 0; i < sizeof formats / sizeof formats[0]; i++) {
         char *text = NULL;
         size_t len = 0;
@@ -67,7 +68,7 @@ static void render(const Faultline__Report *r, bool truncated, fl_tool_symbolize
         CHECK(o != NULL);
         fl_tool_render(o, formats[i], r, truncated, sym);
         CHECK(fclose(o) == 0);
-        if (formats[i] == FL_TOOL_FMT_JSON) check_json(text, len);
+        if (formats[i] == FL_TOOL_FMT_JSON || formats[i] == FL_TOOL_FMT_SENTRY) check_json(text, len);
         else check_text(text, len);
         free(text);
     }
