@@ -148,6 +148,8 @@ int main(int argc, char **argv) {
         return cmd_symbolicate(argc - 2, argv + 2);
     if (strcmp(cmd, "triage") == 0)
         return fl_tool_cmd_triage(argc - 2, argv + 2);
+    if (strcmp(cmd, "minidump") == 0)
+        return fl_tool_cmd_minidump(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return fl_tool_cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "upload") == 0)

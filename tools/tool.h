@@ -216,6 +216,13 @@ int fl_tool_cmd_upload(int argc, char **argv);
 /* `faultline upload`: executes faultline-upload with argv, from the directory of self (faultline's
  * argv[0]) if it has one, else from PATH; returns 1, with a message, only if neither runs. */
 int fl_tool_upload_exec(const char *self, int argc, char **argv);
+/* `faultline minidump [-o FILE] REPORT` (minidump.c, docs/interop.md). */
+int fl_tool_cmd_minidump(int argc, char **argv);
+/* The report as a minidump (Breakpad's format: SystemInfo, MiscInfo, ThreadList with each
+ * thread's context and the stack memory the report kept, MemoryList, ModuleList with CodeView
+ * records, Linux maps of the images, Exception) in a malloc'd buffer. FL_ENOSYS for an
+ * architecture without a minidump context here, FL_ENOMEM. */
+int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *len);
 /* `faultline run [OPTIONS] [--] PROGRAM ARGS...` (run.c, docs/preload.md): the program with
  * libfaultline-preload.so; when it dies of a signal that wrote a report, the report on stderr.
  * The exit status is the program's, or 128 + the signal that killed it. */
