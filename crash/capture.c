@@ -16,6 +16,9 @@ static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
 static uint8_t g_scratch[256 * 1024];
 static char g_maps_scratch[64 * 1024]; /* /proc/self/maps as read */
 static uint8_t g_out[256 * 1024]; /* items gathered for one write (fl_report_writer_buffer) */
+static uint8_t g_stack[FL_STACK_BYTES_LIMIT]; /* one thread's stack memory at a time */
+static size_t g_stack_left;                  /* of fl_crash_config.stack_bytes_total */
+static bool g_stack_capped;                  /* a thread kept less than its budget for it */
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
 static volatile int g_threads_parked;
@@ -159,6 +162,22 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
                 res.stop_reason = "the thread left its system call while its stack was read";
             }
         }
+        /* Stack memory from sp up: only of a stopped thread (one read from its system call runs
+         * on), within its mapping and the report's budget. */
+        size_t want = th->crashed ? fl_crash_config.crashed_stack_bytes : fl_crash_config.stack_bytes;
+        if (want && sm && !from_call) {
+            if (want > g_stack_left) {
+                want = g_stack_left;
+                g_stack_capped = true;
+            }
+            want = sp >= sm->end ? 0 : want < sm->end - sp ? want : (size_t)(sm->end - sp);
+            if (want && fl_read(env.mem, sp, g_stack, want) == 0) {
+                t.stack_start = sp;
+                t.stack = g_stack;
+                t.stack_len = want;
+                g_stack_left -= want;
+            }
+        }
         t.regs = from_call ? NULL : &th->regs;
         t.frames = g_frames;
         t.frame_count = res.count;
@@ -192,6 +211,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     }
     __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);
     fl_report_writer_buffer(w, g_out, sizeof g_out);
+    g_stack_left = c->stack_bytes_total;
+    g_stack_capped = false;
 
     uint64_t now = 0;
     fl_sys_clock_gettime(CLOCK_REALTIME, &now);
@@ -266,6 +287,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
     if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
     if (req->note) fl_report_write_note(w, req->note);
+    if (g_stack_capped) note(w, "stack memory cut at the report's budget of ", c->stack_bytes_total, " bytes");
     fl_crash_os_notes(w, tl, req);
     for (unsigned i = 1; i < tl->count; i++) {
         const struct waiter *wt = find_waiter(tl->t[i].tid);

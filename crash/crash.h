@@ -25,6 +25,7 @@ typedef struct fl_crash_config {
     int dirfd;
     int reserve_fd[FL_RESERVE_FDS]; /* closed at crash time so the report can be opened at EMFILE */
     unsigned max_threads, max_frames;
+    unsigned crashed_stack_bytes, stack_bytes, stack_bytes_total; /* resolved: 0 = none */
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
     uint64_t thread_timeout_ns;
     uint64_t install_time_ns;

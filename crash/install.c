@@ -74,12 +74,22 @@ int fl_install(const fl_options *opts) {
     uint64_t all = 0;
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) all |= 1ull << fl_crash_signals[i];
     if (opts->signals & ~all) return FL_EINVAL;
+    unsigned crashed_stack = opts->crashed_stack_bytes == FL_STACK_BYTES_NONE ? 0
+                             : opts->crashed_stack_bytes ? opts->crashed_stack_bytes
+                                                         : FL_DEFAULT_CRASHED_STACK_BYTES;
+    unsigned stack_total = opts->stack_bytes_total ? opts->stack_bytes_total : FL_DEFAULT_STACK_BYTES_TOTAL;
+    if (crashed_stack > FL_STACK_BYTES_LIMIT || opts->stack_bytes > FL_STACK_BYTES_LIMIT ||
+        stack_total > FL_STACK_BYTES_TOTAL_LIMIT)
+        return FL_EINVAL;
     fl_crash_config_t *c = &fl_crash_config;
     c->signals = opts->signals ? opts->signals : all;
     int e = prepare_dir(opts->report_dir);
     if (e) return e;
     c->max_threads = opts->max_threads ? opts->max_threads : FL_DEFAULT_MAX_THREADS;
     c->max_frames = opts->max_frames ? opts->max_frames : FL_DEFAULT_MAX_FRAMES;
+    c->crashed_stack_bytes = crashed_stack;
+    c->stack_bytes = opts->stack_bytes;
+    c->stack_bytes_total = stack_total;
     c->thread_timeout_ns = opts->thread_timeout_ms ? opts->thread_timeout_ms * 1000000ull
                                                    : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);

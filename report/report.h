@@ -113,6 +113,11 @@ typedef struct fl_report_thread {
     bool frames_truncated;
     unsigned frames_omitted, frames_omitted_at; /* fl_walk_result_t's omitted, omitted_at */
     const char *unwind_stop;
+    /* Stack memory from stack_start upwards (stack_len 0: none). A thread too large for the
+     * scratch buffer drops it before any frame. */
+    uint64_t stack_start;
+    const uint8_t *stack;
+    size_t stack_len;
 } fl_report_thread_t;
 
 /* Creates "<dir>/.tmp-faultline-<id>.flr" (O_EXCL|O_NOFOLLOW, mode 0600) and writes the magic and

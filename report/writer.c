@@ -17,7 +17,7 @@ enum {
 enum {
     T_TID = 1, T_NAME = 2, T_CRASHED = 3, T_FRAMES_TRUNCATED = 6, T_UNWIND_STOP = 7, T_STATE = 8,
     T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13,
-    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15
+    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15, T_STACK_START = 20, T_STACK_MEMORY = 21
 };
 
 #define SCRATCH_MIN 256u
@@ -255,7 +255,7 @@ static uint32_t nibble(const fl_frame_t *f) {
 }
 
 static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned frames,
-                          bool truncated) {
+                          bool truncated, bool stack) {
     fl_pb_begin(pb, F_THREAD);
     fl_pb_sint(pb, T_TID, t->tid);
     fl_pb_string(pb, T_NAME, t->name);
@@ -288,6 +288,10 @@ static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned fra
             fl_pb_varint(pb, T_FRAMES_OMITTED_AT, t->frames_omitted_at);
         }
     }
+    if (stack && t->stack_len) {
+        fl_pb_varint(pb, T_STACK_START, t->stack_start);
+        fl_pb_bytes(pb, T_STACK_MEMORY, t->stack, t->stack_len);
+    }
     fl_pb_end(pb);
 }
 
@@ -296,13 +300,19 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     if (!item_begin(w, &pb))
         return;
     unsigned n = t->frames ? t->frame_count : 0;
-    encode_thread(&pb, t, n, t->frames_truncated);
+    encode_thread(&pb, t, n, t->frames_truncated, true);
     if (item_flush(w, &pb))
         return;
-    /* Too big: keep the thread with as many of its innermost frames as fit (binary search on
-     * the frame count; `fits` always fits, `over` never does). */
+    /* Too big: without its stack memory, and with as many of its innermost frames as fit
+     * (binary search on the frame count; `fits` always fits, `over` never does). */
     fl_pb_init(&pb, w->scratch, w->scratch_cap);
-    encode_thread(&pb, t, 0, true);
+    encode_thread(&pb, t, n, t->frames_truncated, false);
+    if (item_flush(w, &pb)) {
+        put_note(w, "a thread's stack memory did not fit the scratch buffer: left out");
+        return;
+    }
+    fl_pb_init(&pb, w->scratch, w->scratch_cap);
+    encode_thread(&pb, t, 0, true, false);
     if (pb.overflow) {
         note_dropped(w, "thread", (uint64_t)(int64_t)t->tid);
         return;
@@ -311,14 +321,14 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     while (over - fits > 1) {
         unsigned mid = fits + (over - fits) / 2;
         fl_pb_init(&pb, w->scratch, w->scratch_cap);
-        encode_thread(&pb, t, mid, true);
+        encode_thread(&pb, t, mid, true, false);
         if (pb.overflow)
             over = mid;
         else
             fits = mid;
     }
     fl_pb_init(&pb, w->scratch, w->scratch_cap);
-    encode_thread(&pb, t, fits, true);
+    encode_thread(&pb, t, fits, true, false);
     item_flush(w, &pb);
 
     char msg[160];

@@ -257,9 +257,9 @@ int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *out_len)
         uint32_t e = tl + 4 + MD_THREAD_SIZE * (uint32_t)i, csize = 0;
         put32(&b, e, (uint32_t)t->tid);
         if (t->stack_memory.len) {
-            put64(&b, e + 16, t->stack_start);
-            put32(&b, e + 24, (uint32_t)t->stack_memory.len);
-            put32(&b, e + 28, add_bytes(&b, t->stack_memory.data, t->stack_memory.len));
+            put64(&b, e + 24, t->stack_start); /* the stack's MDMemoryDescriptor */
+            put32(&b, e + 32, (uint32_t)t->stack_memory.len);
+            put32(&b, e + 36, add_bytes(&b, t->stack_memory.data, t->stack_memory.len));
             nmem++;
         }
         uint32_t ctx = add_context(&b, arch, t, &csize);
@@ -273,7 +273,7 @@ int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *out_len)
     for (size_t i = 0, k = 0; i < nt && !b.oom; i++) {
         uint32_t e = tl + 4 + MD_THREAD_SIZE * (uint32_t)i;
         if (!r->threads[i]->stack_memory.len) continue;
-        memcpy(b.p + ml + 4 + 16 * k++, b.p + e + 16, 16);
+        memcpy(b.p + ml + 4 + 16 * k++, b.p + e + 24, 16);
     }
     STREAM(MD_MEMORY_LIST, ml, 4 + 16 * nmem);
 

@@ -52,12 +52,27 @@ typedef struct fl_options {
     uint64_t signals;        /* 0 = every signal fl_install catches (below); else those to catch,
                               * as bits (1ull << SIGSEGV) | ...: any other bit is FL_EINVAL, and
                               * the signals left out keep their actions */
+    /* Stack memory kept in reports, from each thread's sp upwards (within its stack mapping):
+     * what `faultline unwind REPORT` re-walks offline and what a minidump's stack walkers need
+     * (docs/interop.md). Each at most FL_STACK_BYTES_LIMIT, the total at most
+     * FL_STACK_BYTES_TOTAL_LIMIT, else FL_EINVAL. */
+    unsigned crashed_stack_bytes; /* the crashed thread; 0 = FL_DEFAULT_CRASHED_STACK_BYTES,
+                                   * FL_STACK_BYTES_NONE = none */
+    unsigned stack_bytes;         /* every other thread (and all threads of a snapshot);
+                                   * 0 = none (the default) */
+    unsigned stack_bytes_total;   /* all threads of one report together (threads past it keep
+                                   * none, and a note says so); 0 = FL_DEFAULT_STACK_BYTES_TOTAL */
 } fl_options;
 
 #define FL_DEFAULT_MAX_THREADS 1024u
 #define FL_DEFAULT_MAX_FRAMES 256u
 #define FL_MAX_THREADS_LIMIT 4096u
 #define FL_MAX_FRAMES_LIMIT 4096u
+#define FL_DEFAULT_CRASHED_STACK_BYTES 8192u /* about 40 frames of typical C; 8 KiB per report */
+#define FL_DEFAULT_STACK_BYTES_TOTAL (1u << 20)
+#define FL_STACK_BYTES_NONE UINT32_MAX
+#define FL_STACK_BYTES_LIMIT (64u << 10)
+#define FL_STACK_BYTES_TOTAL_LIMIT (8u << 20)
 #define FL_MAX_ANNOTATIONS 64u
 #define FL_MAX_ANNOTATION_BYTES 256u /* key and value each, including the terminating NUL */
 
