@@ -2,8 +2,11 @@
 /* `faultline show --format sentry`: a report as a Sentry event (docs/interop.md). */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "report/report.h"
 #include "tools/tool.h"
 
 /* Sentry limits tag keys to 32 characters and values to 200, on one line: annotations that fit
@@ -272,4 +275,88 @@ void fl_tool_show_sentry(FILE *o, const Faultline__Report *r, bool truncated,
     images(&j, r);
     fl_tool_jw_close(&j, '}');
     fputc('\n', o);
+}
+
+int fl_tool_sentry_dsn(const char *dsn, char *url, size_t url_cap, char *auth, size_t auth_cap) {
+    /* SCHEME://KEY[:SECRET]@HOST[:PORT][/PATH]/PROJECT */
+    const char *scheme_end = strstr(dsn, "://");
+    if (!scheme_end || (strncmp(dsn, "http://", 7) != 0 && strncmp(dsn, "https://", 8) != 0))
+        return FL_EINVAL;
+    const char *key = scheme_end + 3, *at = strchr(key, '@');
+    if (!at || at == key) return FL_EINVAL;
+    const char *host = at + 1, *slash = strrchr(host, '/');
+    if (!slash || slash == host || !slash[1]) return FL_EINVAL;
+    size_t key_len = strcspn(key, ":@");
+    for (const char *p = dsn; *p; p++)
+        if ((unsigned char)*p <= 0x20 || *p == 0x7f || *p == ',') return FL_EINVAL;
+    for (const char *p = slash + 1; *p; p++)
+        if (*p < '0' || *p > '9') return FL_EINVAL; /* the project id is a number */
+    int n = snprintf(url, url_cap, "%.*s%.*s/api/%s/envelope/", (int)(key - dsn), dsn,
+                     (int)(slash - host), host, slash + 1);
+    int m = snprintf(auth, auth_cap,
+                     "X-Sentry-Auth: Sentry sentry_version=7, sentry_client=faultline/%s, "
+                     "sentry_key=%.*s", FL_TOOL_VERSION, (int)key_len, key);
+    return n < 0 || (size_t)n >= url_cap || m < 0 || (size_t)m >= auth_cap ? FL_ERANGE : 0;
+}
+
+int fl_tool_sentry_envelope(const uint8_t *report, size_t len, const char *dsn, uint8_t **out,
+                            size_t *out_len) {
+    Faultline__Report *r = NULL;
+    bool truncated = false;
+    int err = fl_report_decode(report, len, &r, &truncated);
+    if (err) return err;
+    char *ev = NULL, *env = NULL;
+    size_t ev_len = 0, env_len = 0;
+    uint8_t *md = NULL;
+    size_t md_len = 0;
+    /* Names from the files at the images' recorded paths (what the device has), no cache. */
+    fl_tool_symopts_t opts = {0};
+    fl_tool_symstore_t *st = fl_tool_symstore_new(&opts);
+    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
+    FILE *o = sym ? open_memstream(&ev, &ev_len) : NULL;
+    err = FL_ENOMEM;
+    if (o) {
+        fl_tool_show_sentry(o, r, truncated, sym);
+        if (fclose(o) == 0) err = 0;
+    }
+    /* The minidump too when the report kept stack memory: Sentry walks it again server-side. */
+    bool stack = false;
+    for (size_t i = 0; i < r->n_threads; i++) stack |= r->threads[i]->stack_memory.len > 0;
+    if (!err && stack && fl_tool_minidump(r, &md, &md_len) != 0) md = NULL;
+    FILE *e = err ? NULL : open_memstream(&env, &env_len);
+    if (e) {
+        char id[2 * FL_TOOL_HEX_MAX + 1] = "", now[40];
+        if (r->header && r->header->report_id.len == 16)
+            fl_tool_hex(id, r->header->report_id.data, 16);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        fl_tool_fmt_time(now, sizeof now, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+        fprintf(e, "{\"event_id\":\"%s\",\"dsn\":", id);
+        fl_tool_json_string(e, dsn);
+        fprintf(e, ",\"sent_at\":\"%s\"}\n", now);
+        fprintf(e, "{\"type\":\"event\",\"length\":%zu,\"content_type\":\"application/json\"}\n", ev_len);
+        fwrite(ev, 1, ev_len, e);
+        fputc('\n', e);
+        if (md) {
+            fprintf(e, "{\"type\":\"attachment\",\"length\":%zu,\"filename\":\"%s.dmp\","
+                       "\"attachment_type\":\"event.minidump\"}\n", md_len, id[0] ? id : "report");
+            fwrite(md, 1, md_len, e);
+            fputc('\n', e);
+        }
+        err = fclose(e) == 0 ? 0 : FL_ENOMEM;
+    } else if (!err) {
+        err = FL_ENOMEM;
+    }
+    free(ev);
+    free(md);
+    fl_tool_symbolizer_free(sym);
+    fl_tool_symstore_free(st);
+    fl_report_free(r);
+    if (err) {
+        free(env);
+        return err;
+    }
+    *out = (uint8_t *)env;
+    *out_len = env_len;
+    return 0;
 }

@@ -305,6 +305,14 @@ void fl_tool_show_sentry(FILE *out, const Faultline__Report *r, bool truncated,
  * an ELF build-id's first 16 bytes (zero-padded) with the first three fields byte-swapped
  * (build-id 613807ff6021bac7... -> ff073861-2160-c7ba-...), a Mach-O UUID (`uuid`) unchanged. */
 void fl_tool_sentry_debug_id(char *buf, size_t cap, const uint8_t *id, size_t len, bool uuid);
+/* From a DSN (SCHEME://KEY[:SECRET]@HOST[:PORT][/PATH]/PROJECT) the envelope endpoint
+ * SCHEME://HOST[:PORT][/PATH]/api/PROJECT/envelope/ and the "X-Sentry-Auth: ..." header line.
+ * FL_EINVAL for anything else (or control characters), FL_ERANGE when a buffer is too small. */
+int fl_tool_sentry_dsn(const char *dsn, char *url, size_t url_cap, char *auth, size_t auth_cap);
+/* A report's bytes as a Sentry envelope (malloc'd): its event and, when the report kept stack
+ * memory, its minidump as an event.minidump attachment. fl_report_decode's errors, FL_ENOMEM. */
+int fl_tool_sentry_envelope(const uint8_t *report, size_t len, const char *dsn, uint8_t **out,
+                            size_t *out_len);
 
 /* ---- Formatting helpers (format.c) ---- */
 

@@ -15,7 +15,8 @@
 
 static const char upload_usage[] =
     "usage: faultline upload [--gzip] [--token-file FILE] [--attempts N] [--timeout SECONDS]\n"
-    "                        [--budget SECONDS] [--max-reports N] [--max-bytes N] DIR URL\n";
+    "                        [--budget SECONDS] [--max-reports N] [--max-bytes N] DIR URL\n"
+    "       faultline upload --sentry DSN [options] DIR   (each report as a Sentry envelope)\n";
 
 static int bad(const char *msg, const char *arg) {
     fprintf(stderr, "faultline upload: %s%s%s\n%s", msg, arg ? " " : "",
@@ -48,6 +49,11 @@ static bool read_token(const char *path, char *buf, size_t cap) {
     return ok && buf[0];
 }
 
+/* fl_upload_options.make_body for --sentry: the report as an envelope (ctx: the DSN). */
+static int sentry_body(const uint8_t *report, size_t len, void *ctx, uint8_t **body, size_t *body_len) {
+    return fl_tool_sentry_envelope(report, len, ctx, body, body_len);
+}
+
 static void print_result(const fl_upload_result *r, void *ctx) {
     (void)ctx;
     const char *what = r->outcome == FL_UPLOAD_SENT          ? "sent"
@@ -69,6 +75,7 @@ int fl_tool_cmd_upload(int argc, char **argv) {
     int npos = 0;
     unsigned secs;
     static char token[TOKEN_MAX];
+    const char *dsn = NULL;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(a, "--gzip") == 0) {
@@ -79,7 +86,9 @@ int fl_tool_cmd_upload(int argc, char **argv) {
             if (!v)
                 return bad("missing value after", a);
             i++;
-            if (strcmp(a, "--token-file") == 0) {
+            if (strcmp(a, "--sentry") == 0) {
+                dsn = v;
+            } else if (strcmp(a, "--token-file") == 0) {
                 if (!read_token(v, token, sizeof token))
                     return bad("cannot read a token from", v);
                 o.bearer_token = token;
@@ -114,9 +123,22 @@ int fl_tool_cmd_upload(int argc, char **argv) {
             return bad("too many arguments:", a);
         pos[npos++] = a;
     }
+    /* Sentry: the URL and the authentication come from the DSN; the body is an envelope. */
+    static char url[4096], auth[4096];
+    if (dsn) {
+        if (npos != 1) return bad("--sentry DSN takes the report directory alone", NULL);
+        if (o.bearer_token) return bad("--sentry authenticates with the DSN's key, not", "--token-file");
+        if (fl_tool_sentry_dsn(dsn, url, sizeof url, auth, sizeof auth) != 0)
+            return bad("not a Sentry DSN (http[s]://KEY@HOST[/PATH]/PROJECT):", dsn);
+        pos[npos++] = url;
+        o.make_body = sentry_body;
+        o.ctx = (void *)dsn;
+        o.content_type = "application/x-sentry-envelope";
+        o.header = auth;
+    }
     if (npos != 2)
         return bad("needs a report directory and a URL", NULL);
-    if (!o.bearer_token) {
+    if (!o.bearer_token && !dsn) {
         const char *env = getenv("FAULTLINE_UPLOAD_TOKEN");
         if (env && env[0])
             o.bearer_token = env;

@@ -37,6 +37,7 @@ typedef struct upload {
     uint64_t rng;
     char errbuf[CURL_ERROR_SIZE];
     char auth[64 + 4096];
+    char content_type[128];
 } upload_t;
 
 static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
@@ -143,10 +144,10 @@ static long post(upload_t *u, const char *id, const uint8_t *body, size_t len, b
     char key[64];
     snprintf(key, sizeof key, "Idempotency-Key: %s", id);
     struct curl_slist *h = NULL, *t;
-    const char *lines[] = {"Content-Type: application/x-protobuf", key,
+    const char *lines[] = {u->content_type, key,
                            "Expect:", /* no 100-continue round trip */
                            gzip ? "Content-Encoding: gzip" : NULL,
-                           u->auth[0] ? u->auth : NULL};
+                           u->auth[0] ? u->auth : NULL, u->o.header};
     for (size_t i = 0; i < sizeof lines / sizeof *lines; i++) {
         if (!lines[i])
             continue;
@@ -236,6 +237,22 @@ static bool send_one(upload_t *u, fl_store *s, size_t i, fl_upload_result *r, ch
         return true;
     }
     r->truncated = rep->truncated;
+    if (u->o.make_body) {
+        uint8_t *body = NULL;
+        size_t body_len = 0;
+        err = u->o.make_body(raw, raw_len, u->o.ctx, &body, &body_len);
+        free(raw);
+        if (err) {
+            r->error = err;
+            r->outcome = FL_UPLOAD_KEPT;
+            snprintf(detail, cap, "cannot make the request's body: %s", fl_strerror(err));
+            if (err == FL_EBADDATA && fl_store_quarantine(s, i, detail) == 0)
+                r->outcome = FL_UPLOAD_QUARANTINED;
+            return true;
+        }
+        raw = body;
+        raw_len = body_len;
+    }
     bool go_on = true;
     response_t resp;
     /* failures: answers that count against max_attempts (a 415 to gzip does not). */
@@ -327,6 +344,12 @@ int fl_upload_pending(const char *report_dir, const char *url, const fl_upload_o
     if (u.o.bearer_token && (!token_ok(u.o.bearer_token) ||
                              strlen(u.o.bearer_token) + 32 > sizeof u.auth))
         return FL_EINVAL;
+    if ((u.o.header && !token_ok(u.o.header)) ||
+        (u.o.content_type && (!token_ok(u.o.content_type) ||
+                              strlen(u.o.content_type) + 16 > sizeof u.content_type)))
+        return FL_EINVAL;
+    snprintf(u.content_type, sizeof u.content_type, "Content-Type: %s",
+             u.o.content_type ? u.o.content_type : "application/x-protobuf");
     if (!u.o.max_attempts)
         u.o.max_attempts = FL_UPLOAD_DEFAULT_MAX_ATTEMPTS;
     if (u.o.max_attempts > FL_UPLOAD_MAX_ATTEMPTS_LIMIT)

@@ -61,6 +61,14 @@ typedef struct fl_upload_options {
     /* Called once per pending report, in order (oldest first), as soon as its outcome is known. */
     void (*on_result)(const fl_upload_result *result, void *ctx);
     void *ctx;
+    /* Optional: what to send for a report instead of its bytes (`faultline upload --sentry`
+     * sends a Sentry envelope made from it). Gets the report's bytes and ctx; returns 0 with a
+     * malloc'd body (freed by the caller), or a negative FL_E* code: FL_EBADDATA quarantines the
+     * report, any other keeps it. */
+    int (*make_body)(const uint8_t *report, size_t len, void *ctx, uint8_t **body, size_t *body_len);
+    const char *content_type;      /* of the body; NULL: "application/x-protobuf" */
+    const char *header;            /* one more header line, "Name: value" (no control
+                                    * characters, else FL_EINVAL), or NULL */
 } fl_upload_options;
 
 typedef struct fl_upload_summary {

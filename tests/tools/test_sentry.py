@@ -6,17 +6,24 @@
 # python3-jsonschema), says what `show --json` says of the same report (signal, crashed thread,
 # frames outermost first, registers, threads, images), and gives each image the debug_id and
 # code_id that `sentry-cli debug-files check` (npm @sentry/cli-linux-x64) computes from the file.
+# `faultline upload --sentry DSN DIR` against a loopback Sentry-shaped sink (tests/upload/server.py):
+# the endpoint and X-Sentry-Auth from the DSN, the envelope's framing (its event validating, the
+# minidump attached), and the upload's fault cases (server down, 429 with Retry-After, 413, a
+# connection dropped mid-body).
 # Hand-made reports check the identifiers of the issue's example and of a Mach-O UUID.
 import json
 import os
 import re
+import shutil
+import socket
 import subprocess
+import time
 
 import jsonschema
 
 import tooltest
 
-args = tooltest.setup("--crasher", "--mkreport", "--setup-interop")
+args = tooltest.setup("--crasher", "--mkreport", "--setup-interop", "--server")
 check, run = tooltest.check, tooltest.run
 W = args.workdir
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
@@ -143,5 +150,128 @@ check(imgs["/usr/lib/b.dylib"]["type"] == "macho" and "code_id" not in imgs["/us
       imgs["/usr/lib/b.dylib"]["debug_id"] == re.sub(r"(.{8})(.{4})(.{4})(.{4})(.{12})", r"\1-\2-\3-\4-\5", uuid),
       f"a Mach-O UUID is the debug id unchanged: {imgs['/usr/lib/b.dylib']}")
 check(not list(VALIDATOR.iter_errors(ev)), "the hand-made report's event validates")
+
+# ---- faultline upload --sentry, against the loopback sink ----
+LOG = os.path.join(W, "sink")
+os.makedirs(LOG)
+sink = subprocess.Popen([__import__("sys").executable, args.server, LOG], stdout=subprocess.PIPE, text=True)
+PORT = int(sink.stdout.readline())
+KEY = "0123456789abcdef0123456789abcdef"
+
+
+def requests():
+    out = []
+    for name in sorted(f for f in os.listdir(LOG) if f.endswith(".req")):
+        with open(os.path.join(LOG, name)) as f:
+            lines = f.read().splitlines()
+        with open(os.path.join(LOG, name[:-4] + ".body"), "rb") as f:
+            body = f.read()
+        req = {"headers": {}, "body": body}
+        for l in lines:
+            k, _, v = l.partition(" ")
+            if k == "header":
+                hk, _, hv = v.partition(": ")
+                req["headers"][hk.lower()] = hv
+            else:
+                req[k] = v
+        out.append(req)
+    return out
+
+
+def envelope_items(body):
+    """(header, [(item header, payload)]) of a Sentry envelope, by its framing rules."""
+    nl = body.index(b"\n")
+    header, pos, items = json.loads(body[:nl]), nl + 1, []
+    while pos < len(body):
+        nl = body.index(b"\n", pos)
+        ih = json.loads(body[pos:nl])
+        payload = body[nl + 1:nl + 1 + ih["length"]]
+        check(len(payload) == ih["length"], f"envelope item {ih['type']}: {ih['length']} bytes")
+        items.append((ih, payload))
+        pos = nl + 1 + ih["length"]
+        if body[pos:pos + 1] == b"\n":
+            pos += 1
+    return header, items
+
+
+def upload(dsn, d, *extra):
+    return run([args.faultline, "upload", *extra, "--sentry", dsn, d], check_rc=False, env=ENV)
+
+
+def fresh_dir(name, n=1):
+    d = os.path.join(W, "up-" + name)
+    for _ in range(n):
+        crash(args.crasher, "thread", d)
+    return d
+
+
+def pending(d):
+    return sorted(f for f in os.listdir(d) if f.endswith(".flr"))
+
+
+# Delivered: one envelope per report, to /PATH/api/PROJECT/envelope/, then deleted.
+d = fresh_dir("ok", 2)
+ids = [f[len("faultline-"):-4] for f in pending(d)]
+r = upload(f"http://{KEY}@127.0.0.1:{PORT}/ok/sentry/42", d)
+reqs = requests()
+check(r.returncode == 0 and not pending(d) and len(reqs) == 2, f"upload --sentry: both sent and deleted: {r.stdout}{r.stderr}")
+for req in reqs:
+    h = req["headers"]
+    check(req["path"] == "/ok/sentry/api/42/envelope/", f"the envelope endpoint: {req['path']}")
+    check(h.get("content-type") == "application/x-sentry-envelope", f"Content-Type {h.get('content-type')}")
+    auth = h.get("x-sentry-auth", "")
+    check(auth.startswith("Sentry ") and f"sentry_key={KEY}" in auth and "sentry_version=7" in auth,
+          f"X-Sentry-Auth: {auth}")
+    eh, items = envelope_items(req["body"])
+    check(eh["event_id"] in ids and eh["dsn"].startswith(f"http://{KEY}@") and "sent_at" in eh,
+          f"envelope header {eh}")
+    types = [ih["type"] for ih, _ in items]
+    check(types == ["event", "attachment"], f"items: the event, then the minidump: {types}")
+    event = json.loads(items[0][1])
+    check(event["event_id"] == eh["event_id"] and not list(VALIDATOR.iter_errors(event)),
+          "the envelope's event validates")
+    ih, md = items[1]
+    check(ih.get("attachment_type") == "event.minidump" and md[:4] == b"MDMP", f"the minidump attachment {ih}")
+
+# Server down: kept, untouched.
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+closed_port = s.getsockname()[1]
+s.close()
+d = fresh_dir("down")
+r = upload(f"http://{KEY}@127.0.0.1:{closed_port}/42", d, "--attempts", "2")
+check(r.returncode == 1 and len(pending(d)) == 1 and "kept" in r.stdout, f"server down: kept: {r.stdout}")
+
+# 429 with Retry-After: 1, then 200: sent after waiting at least that long.
+shutil.rmtree(LOG)
+os.makedirs(LOG)
+d = fresh_dir("429")
+r = upload(f"http://{KEY}@127.0.0.1:{PORT}/retry-after/1/1/s429/7", d)
+reqs = requests()
+gap = float(reqs[-1]["time"]) - float(reqs[0]["time"]) if len(reqs) == 2 else 0
+check(r.returncode == 0 and not pending(d) and len(reqs) == 2 and gap >= 0.95,
+      f"429 + Retry-After 1: sent on the 2nd request, {gap:.2f} s later: {r.stdout}")
+
+# 413: refused for good, quarantined with the reason.
+d = fresh_dir("413")
+r = upload(f"http://{KEY}@127.0.0.1:{PORT}/status/413/s413/7", d)
+q = os.path.join(d, "quarantine")
+check(r.returncode == 1 and not pending(d) and os.path.isdir(q) and
+      any(f.endswith(".reason") for f in os.listdir(q)), f"413: quarantined: {r.stdout}")
+
+# A connection dropped mid-body: retried, then delivered.
+shutil.rmtree(LOG)
+os.makedirs(LOG)
+d = fresh_dir("drop")
+r = upload(f"http://{KEY}@127.0.0.1:{PORT}/drop/1/sdrop/7", d)
+reqs = requests()
+check(r.returncode == 0 and not pending(d) and [q["status"] for q in reqs] == ["dropped", "200"],
+      f"dropped connection: retried and sent: {[q['status'] for q in reqs]} {r.stdout}")
+
+# Not a DSN: a usage error, nothing sent.
+for bad in ("http://127.0.0.1:1/42", "ftp://k@h/42", f"http://{KEY}@h/project", f"http://{KEY}@h/"):
+    r = upload(bad, d)
+    check(r.returncode == 2 and "DSN" in r.stderr, f"{bad}: refused as a DSN ({r.returncode}) {r.stderr}")
+sink.kill()
 
 tooltest.finish()
