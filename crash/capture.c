@@ -16,9 +16,14 @@ static fl_frame_t g_frames[FL_MAX_FRAMES_LIMIT];
 static uint8_t g_scratch[256 * 1024];
 static char g_maps_scratch[64 * 1024]; /* /proc/self/maps as read */
 static uint8_t g_out[256 * 1024]; /* items gathered for one write (fl_report_writer_buffer) */
+/* Stack memory to keep: noted as threads are written, read and written last. */
+static struct stack {
+    int tid;
+    uint64_t start;
+    size_t len;
+} g_stacks[FL_MAX_THREADS_LIMIT];
+static unsigned g_nstacks;
 static uint8_t g_stack[FL_STACK_BYTES_LIMIT]; /* one thread's stack memory at a time */
-static size_t g_stack_left;                  /* of fl_crash_config.stack_bytes_total */
-static bool g_stack_capped;                  /* a thread kept less than its budget for it */
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
 static volatile int g_threads_parked;
@@ -162,22 +167,12 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
                 res.stop_reason = "the thread left its system call while its stack was read";
             }
         }
-        /* Stack memory from sp up: only of a stopped thread (one read from its system call runs
-         * on), within its mapping and the report's budget. */
+        /* Stack memory from sp up, read when the report ends (threads still stopped): of a
+         * stopped thread only (one read from its system call runs on), within its mapping. */
         size_t want = th->crashed ? fl_crash_config.crashed_stack_bytes : fl_crash_config.stack_bytes;
-        if (want && sm && !from_call) {
-            if (want > g_stack_left) {
-                want = g_stack_left;
-                g_stack_capped = true;
-            }
-            want = sp >= sm->end ? 0 : want < sm->end - sp ? want : (size_t)(sm->end - sp);
-            if (want && fl_read(env.mem, sp, g_stack, want) == 0) {
-                t.stack_start = sp;
-                t.stack = g_stack;
-                t.stack_len = want;
-                g_stack_left -= want;
-            }
-        }
+        if (want && sm && !from_call && sp < sm->end && g_nstacks < FL_ARRAY_LEN(g_stacks))
+            g_stacks[g_nstacks++] = (struct stack){.tid = th->tid, .start = sp,
+                                                   .len = want < sm->end - sp ? want : (size_t)(sm->end - sp)};
         t.regs = from_call ? NULL : &th->regs;
         t.frames = g_frames;
         t.frame_count = res.count;
@@ -187,6 +182,22 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.unwind_stop = res.stop_reason;
     }
     fl_report_write_thread(w, &t);
+}
+
+/* The stack memory noted by write_thread, within the report's budget, after everything else: a
+ * report cut short (a full disk) loses it before any frame. The threads are still stopped. */
+static void write_stacks(fl_report_writer_t *w) {
+    size_t left = fl_crash_config.stack_bytes_total;
+    bool capped = false;
+    for (unsigned i = 0; i < g_nstacks; i++) {
+        size_t len = g_stacks[i].len < left ? g_stacks[i].len : left;
+        capped |= len < g_stacks[i].len;
+        if (len && fl_read(fl_memory_reader(), g_stacks[i].start, g_stack, len) == 0) {
+            fl_report_write_memory(w, g_stacks[i].tid, g_stacks[i].start, g_stack, len);
+            left -= len;
+        }
+    }
+    if (capped) note(w, "stack memory cut at the report's budget of ", fl_crash_config.stack_bytes_total, " bytes");
 }
 
 int fl_crash_capture(const fl_capture_request_t *req) {
@@ -211,8 +222,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     }
     __atomic_store_n(&g_writer_open, 1, __ATOMIC_SEQ_CST);
     fl_report_writer_buffer(w, g_out, sizeof g_out);
-    g_stack_left = c->stack_bytes_total;
-    g_stack_capped = false;
+    g_nstacks = 0;
 
     uint64_t now = 0;
     fl_sys_clock_gettime(CLOCK_REALTIME, &now);
@@ -287,7 +297,6 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
     if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
     if (req->note) fl_report_write_note(w, req->note);
-    if (g_stack_capped) note(w, "stack memory cut at the report's budget of ", c->stack_bytes_total, " bytes");
     fl_crash_os_notes(w, tl, req);
     for (unsigned i = 1; i < tl->count; i++) {
         const struct waiter *wt = find_waiter(tl->t[i].tid);
@@ -307,6 +316,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (g_images.inconsistent) fl_report_write_note(w, "the loader was changing its image list (dlopen/dlclose in progress)");
     if (maps_err) note(w, "memory maps unreadable (error ", (uint64_t)-maps_err, "); stack bounds unknown");
     else if (g_maps.truncated) note(w, "memory maps truncated at ", g_maps.count, " mappings");
+    write_stacks(w);
     test_fault(4);
 
     __atomic_store_n(&g_writer_open, 0, __ATOMIC_SEQ_CST);

@@ -113,11 +113,6 @@ typedef struct fl_report_thread {
     bool frames_truncated;
     unsigned frames_omitted, frames_omitted_at; /* fl_walk_result_t's omitted, omitted_at */
     const char *unwind_stop;
-    /* Stack memory from stack_start upwards (stack_len 0: none). A thread too large for the
-     * scratch buffer drops it before any frame. */
-    uint64_t stack_start;
-    const uint8_t *stack;
-    size_t stack_len;
 } fl_report_thread_t;
 
 /* Creates "<dir>/.tmp-faultline-<id>.flr" (O_EXCL|O_NOFOLLOW, mode 0600) and writes the magic and
@@ -143,6 +138,10 @@ void fl_report_write_threads_total(fl_report_writer_t *w, uint32_t n);
 void fl_report_write_image(fl_report_writer_t *w, const fl_image_t *img);          /* AS-SAFE */
 void fl_report_write_annotation(fl_report_writer_t *w, const char *k, const char *v); /* AS-SAFE */
 void fl_report_write_note(fl_report_writer_t *w, const char *text);                /* AS-SAFE */
+/* Report.memory: len bytes of thread tid's memory from start (a stack, read by the caller).
+ * AS-SAFE. */
+void fl_report_write_memory(fl_report_writer_t *w, int tid, uint64_t start, const uint8_t *data,
+                            size_t len);
 /* Writes `complete` (unless an error occurred), fsyncs, closes the file and renames it to
  * "faultline-<id>.flr". Returns w->err or 0 (FL_ESTATE if the file was never opened). On an
  * earlier error the partial file is still renamed (its prefix decodes). AS-SAFE. */

@@ -11,13 +11,14 @@
 /* Report fields (proto/faultline.proto). */
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
-    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_COMPLETE = 15
+    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_COMPLETE = 15,
+    F_MEMORY = 20
 };
 /* Thread fields. */
 enum {
     T_TID = 1, T_NAME = 2, T_CRASHED = 3, T_FRAMES_TRUNCATED = 6, T_UNWIND_STOP = 7, T_STATE = 8,
     T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13,
-    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15, T_STACK_START = 20, T_STACK_MEMORY = 21
+    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15
 };
 
 #define SCRATCH_MIN 256u
@@ -255,7 +256,7 @@ static uint32_t nibble(const fl_frame_t *f) {
 }
 
 static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned frames,
-                          bool truncated, bool stack) {
+                          bool truncated) {
     fl_pb_begin(pb, F_THREAD);
     fl_pb_sint(pb, T_TID, t->tid);
     fl_pb_string(pb, T_NAME, t->name);
@@ -288,10 +289,6 @@ static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned fra
             fl_pb_varint(pb, T_FRAMES_OMITTED_AT, t->frames_omitted_at);
         }
     }
-    if (stack && t->stack_len) {
-        fl_pb_varint(pb, T_STACK_START, t->stack_start);
-        fl_pb_bytes(pb, T_STACK_MEMORY, t->stack, t->stack_len);
-    }
     fl_pb_end(pb);
 }
 
@@ -300,19 +297,13 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     if (!item_begin(w, &pb))
         return;
     unsigned n = t->frames ? t->frame_count : 0;
-    encode_thread(&pb, t, n, t->frames_truncated, true);
+    encode_thread(&pb, t, n, t->frames_truncated);
     if (item_flush(w, &pb))
         return;
-    /* Too big: without its stack memory, and with as many of its innermost frames as fit
-     * (binary search on the frame count; `fits` always fits, `over` never does). */
+    /* Too big: keep the thread with as many of its innermost frames as fit (binary search on
+     * the frame count; `fits` always fits, `over` never does). */
     fl_pb_init(&pb, w->scratch, w->scratch_cap);
-    encode_thread(&pb, t, n, t->frames_truncated, false);
-    if (item_flush(w, &pb)) {
-        put_note(w, "a thread's stack memory did not fit the scratch buffer: left out");
-        return;
-    }
-    fl_pb_init(&pb, w->scratch, w->scratch_cap);
-    encode_thread(&pb, t, 0, true, false);
+    encode_thread(&pb, t, 0, true);
     if (pb.overflow) {
         note_dropped(w, "thread", (uint64_t)(int64_t)t->tid);
         return;
@@ -321,14 +312,14 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     while (over - fits > 1) {
         unsigned mid = fits + (over - fits) / 2;
         fl_pb_init(&pb, w->scratch, w->scratch_cap);
-        encode_thread(&pb, t, mid, true, false);
+        encode_thread(&pb, t, mid, true);
         if (pb.overflow)
             over = mid;
         else
             fits = mid;
     }
     fl_pb_init(&pb, w->scratch, w->scratch_cap);
-    encode_thread(&pb, t, fits, true, false);
+    encode_thread(&pb, t, fits, true);
     item_flush(w, &pb);
 
     char msg[160];
@@ -397,6 +388,20 @@ void fl_report_write_note(fl_report_writer_t *w, const char *text) {
     fl_pb_end(&pb);
     if (!item_flush(w, &pb))
         note_dropped(w, "note", UINT64_MAX);
+}
+
+void fl_report_write_memory(fl_report_writer_t *w, int tid, uint64_t start, const uint8_t *data,
+                            size_t len) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    fl_pb_begin(&pb, F_MEMORY);
+    fl_pb_sint(&pb, 1, tid);
+    fl_pb_varint(&pb, 2, start);
+    fl_pb_bytes(&pb, 3, data, len);
+    fl_pb_end(&pb);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "stack memory of thread", (uint64_t)(int64_t)tid);
 }
 
 static int close_and_rename(fl_report_writer_t *w, bool complete_marker) {

@@ -182,6 +182,13 @@ static uint32_t add_codeview(buf_t *b, const Faultline__Image *img, uint32_t *si
     return at;
 }
 
+/* The stack memory the report kept for thread tid (the first item naming it), or NULL. */
+static const Faultline__Memory *thread_memory(const Faultline__Report *r, int tid) {
+    for (size_t i = 0; i < r->n_memory; i++)
+        if (r->memory[i]->tid == tid && r->memory[i]->data.len) return r->memory[i];
+    return NULL;
+}
+
 /* Lines of /proc/PID/maps for the images' ranges, for readers that look there. */
 static uint32_t add_maps(buf_t *b, const Faultline__Report *r, uint32_t *size) {
     char *text = NULL;
@@ -256,10 +263,11 @@ int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *out_len)
         const Faultline__Thread *t = r->threads[i];
         uint32_t e = tl + 4 + MD_THREAD_SIZE * (uint32_t)i, csize = 0;
         put32(&b, e, (uint32_t)t->tid);
-        if (t->stack_memory.len) {
-            put64(&b, e + 24, t->stack_start); /* the stack's MDMemoryDescriptor */
-            put32(&b, e + 32, (uint32_t)t->stack_memory.len);
-            put32(&b, e + 36, add_bytes(&b, t->stack_memory.data, t->stack_memory.len));
+        const Faultline__Memory *m = thread_memory(r, t->tid);
+        if (m) {
+            put64(&b, e + 24, m->start); /* the stack's MDMemoryDescriptor */
+            put32(&b, e + 32, (uint32_t)m->data.len);
+            put32(&b, e + 36, add_bytes(&b, m->data.data, m->data.len));
             nmem++;
         }
         uint32_t ctx = add_context(&b, arch, t, &csize);
@@ -272,7 +280,7 @@ int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *out_len)
     put32(&b, ml, nmem);
     for (size_t i = 0, k = 0; i < nt && !b.oom; i++) {
         uint32_t e = tl + 4 + MD_THREAD_SIZE * (uint32_t)i;
-        if (!r->threads[i]->stack_memory.len) continue;
+        if (!thread_memory(r, r->threads[i]->tid)) continue;
         memcpy(b.p + ml + 4 + 16 * k++, b.p + e + 24, 16);
     }
     STREAM(MD_MEMORY_LIST, ml, 4 + 16 * nmem);

@@ -320,9 +320,7 @@ int fl_tool_sentry_envelope(const uint8_t *report, size_t len, const char *dsn, 
         if (fclose(o) == 0) err = 0;
     }
     /* The minidump too when the report kept stack memory: Sentry walks it again server-side. */
-    bool stack = false;
-    for (size_t i = 0; i < r->n_threads; i++) stack |= r->threads[i]->stack_memory.len > 0;
-    if (!err && stack && fl_tool_minidump(r, &md, &md_len) != 0) md = NULL;
+    if (!err && r->n_memory && fl_tool_minidump(r, &md, &md_len) != 0) md = NULL;
     FILE *e = err ? NULL : open_memstream(&env, &env_len);
     if (e) {
         char id[2 * FL_TOOL_HEX_MAX + 1] = "", now[40];

@@ -29,6 +29,12 @@ int main(void) {
     CHECK(fl_install(&bad) == FL_EINVAL);
     fl_options big = {.report_dir = dir, .max_frames = FL_MAX_FRAMES_LIMIT + 1};
     CHECK(fl_install(&big) == FL_EINVAL);
+    /* Stack memory budgets past their limits (FL_STACK_BYTES_NONE is not a size). */
+    fl_options stacks[] = {{.report_dir = dir, .stack_bytes = FL_STACK_BYTES_LIMIT + 1},
+                           {.report_dir = dir, .crashed_stack_bytes = FL_STACK_BYTES_LIMIT + 1},
+                           {.report_dir = dir, .stack_bytes = FL_STACK_BYTES_NONE},
+                           {.report_dir = dir, .stack_bytes_total = FL_STACK_BYTES_TOTAL_LIMIT + 1}};
+    for (size_t i = 0; i < sizeof stacks / sizeof stacks[0]; i++) CHECK(fl_install(&stacks[i]) == FL_EINVAL);
 
     /* An application handler installed before: ours replaces it, uninstall restores it. */
     signal(SIGSEGV, app_handler);

@@ -13,7 +13,7 @@ import subprocess
 
 import tooltest
 
-args = tooltest.setup("--crasher", "--setup-interop")
+args = tooltest.setup("--crasher", "--setup-interop", "--proto")
 check, run = tooltest.check, tooltest.run
 W = args.workdir
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
@@ -112,6 +112,15 @@ def check_minidump(name, report, debug_dirs=None):
         if ids.get(base):
             check(got and got[0] == ids[base], f"{name}: {base}: debug id {got and got[0]} vs dump_syms {ids[base]}")
     crashed = [t for t in js["threads"] if t["crashed"]][0]
+    # The default budget: the crashed thread's stack from its sp, at most 8 KiB, and nothing
+    # of the others (the report's memory items, as protoc decodes them).
+    with open(report, "rb") as f:
+        dec = subprocess.run(["protoc", "--decode=faultline.Report", "-I", os.path.dirname(args.proto),
+                              args.proto], stdin=f, capture_output=True).stdout.decode("latin-1")
+    mem = re.findall(r"memory \{\s*tid: (\d+)\s*start: (\d+)", dec)
+    check(len(mem) == 1 and int(mem[0][0]) == crashed["tid"] and
+          int(mem[0][1]) == int(crashed["frames"][0]["sp"], 16),
+          f"{name}: one memory item, the crashed thread's from its sp: {mem}")
     ours = [(os.path.basename(js["images"][f["image"]]["path"]) if f["image"] is not None else "?",
              int(f["pc"], 16)) for f in crashed["frames"]]
     check(sw["crashed"] == ours, f"{name}: minidump_stackwalk walks the crashed thread to faultline's frames:\n"
