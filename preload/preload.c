@@ -118,6 +118,18 @@ __attribute__((constructor)) static void preload_init(void) {
         say("not installed: FAULTLINE_MAX_THREADS is a number up to 4096, not ", v);
         return;
     }
+    if ((v = getenv("FAULTLINE_CRASHED_STACK_BYTES")) && *v) {
+        if (!parse_uint(v, FL_STACK_BYTES_LIMIT, &o.crashed_stack_bytes)) {
+            say("not installed: FAULTLINE_CRASHED_STACK_BYTES is a number up to 65536, not ", v);
+            return;
+        }
+        if (!o.crashed_stack_bytes) o.crashed_stack_bytes = FL_STACK_BYTES_NONE; /* "0": none */
+    }
+    if ((v = getenv("FAULTLINE_STACK_BYTES")) && *v &&
+        !parse_uint(v, FL_STACK_BYTES_LIMIT, &o.stack_bytes)) {
+        say("not installed: FAULTLINE_STACK_BYTES is a number up to 65536, not ", v);
+        return;
+    }
     if (!o.report_dir) {
         say("not installed: ", "no report directory (set FAULTLINE_REPORT_DIR)");
         return;

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* Command-line plumbing shared by the faultline commands: usage, symbol options, formats. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "tools/tool.h"
 
@@ -184,3 +186,17 @@ int fl_tool_render_file(FILE *o, fl_tool_format_t f, const char *path, const fl_
     return err;
 }
 
+bool fl_tool_is_report_file(const char *path) {
+    static const char magic[11] = "\x0a\x09" "faultline";
+    char buf[sizeof magic];
+    uint64_t size;
+    int fd = fl_open_regular(AT_FDCWD, path, 0, &size);
+    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
+    if (!f) {
+        if (fd >= 0) close(fd);
+        return false;
+    }
+    bool yes = fread(buf, 1, sizeof buf, f) == sizeof buf && memcmp(buf, magic, sizeof buf) == 0;
+    fclose(f);
+    return yes;
+}

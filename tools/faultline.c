@@ -56,21 +56,6 @@ static int cmd_show(int argc, char **argv) {
 }
 
 /* Whether path starts with a report's first bytes: field 1, length 9, "faultline". */
-static bool is_report_file(const char *path) {
-    static const char magic[11] = "\x0a\x09" "faultline";
-    char buf[sizeof magic];
-    uint64_t size;
-    int fd = fl_open_regular(AT_FDCWD, path, 0, &size);
-    FILE *f = fd >= 0 ? fdopen(fd, "rb") : NULL;
-    if (!f) {
-        if (fd >= 0) close(fd);
-        return false;
-    }
-    bool yes = fread(buf, 1, sizeof buf, f) == sizeof buf && memcmp(buf, magic, sizeof buf) == 0;
-    fclose(f);
-    return yes;
-}
-
 /* `symbolicate REPORT` when the first operand is a report, else `symbolicate FILE ADDR...`. */
 static int cmd_symbolicate(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
@@ -82,7 +67,7 @@ static int cmd_symbolicate(int argc, char **argv) {
                 i++;
             continue;
         }
-        if (is_report_file(a)) return render_report(argc, argv, FL_TOOL_FMT_JSON, "symbolicate");
+        if (fl_tool_is_report_file(a)) return render_report(argc, argv, FL_TOOL_FMT_JSON, "symbolicate");
         break;
     }
     return fl_tool_cmd_symbolicate_addrs(argc, argv);

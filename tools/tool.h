@@ -199,6 +199,8 @@ int fl_tool_cli_option(fl_tool_cli_t *c, int argc, char **argv, int *i);
 /* Prints the usage text (after msg, if any) to stderr; returns the usage exit status, 2. */
 int fl_tool_usage(const char *msg);
 void fl_tool_usage_print(FILE *o);
+/* Whether path is a regular file that starts as a report does (its magic). */
+bool fl_tool_is_report_file(const char *path);
 /* Prints why a report could not be read (errno explains FL_EIO). */
 void fl_tool_read_error(const char *path, int err);
 

@@ -273,6 +273,44 @@ out:
     return ok || fail(s, at, "the ELF image has no loadable segment holding its program headers", 0);
 }
 
+/* Maps the image file at path as loaded at load (its first byte's address). */
+static bool add_image(state_t *s, const fl_tool_jv_t *at, const char *path, uint64_t load) {
+    if (s->nbins >= IMAGES_MAX) return fail(s, at, "more than 256 images", 0);
+    fl_tool_bin_t *b;
+    int err = fl_tool_bin_open(path, &b);
+    if (err) {
+        char msg[300];
+        snprintf(msg, sizeof msg, "%.200s: %s", path, err_text(err));
+        return fail(s, at, "%s", msg);
+    }
+    s->bins[s->nbins] = b;
+    s->loads[s->nbins++] = load;
+    fl_image_t *img = &s->images->image[s->images->count];
+    memset(img, 0, sizeof *img);
+    if (fl_tool_bin_kind(b) == FL_TOOL_BIN_ELF) {
+        uint64_t phdr = 0, bias = 0;
+        unsigned phnum = 0;
+        if (fl_elf_file_machine(fl_tool_bin_elf(b)) != (s->arch == FL_REGS_ARCH_X86_64 ? 62u : 183u))
+            return fail(s, at, "%.300s is not of the state's architecture", path);
+        if (!map_elf(s, at, path, load, &phdr, &phnum, &bias)) return false;
+        /* After all ranges are in: the program headers are read through the state's memory. */
+        img->phdr_addr = phdr;
+        img->phnum = (uint16_t)phnum;
+        img->slide = bias;
+    } else {
+        int slice = fl_tool_bin_find_arch(b, s->arch == FL_REGS_ARCH_X86_64 ? "x86_64" : "arm64");
+        const fl_macho_image_t *mi = slice >= 0 ? fl_tool_bin_macho(b, (unsigned)slice) : NULL;
+        if (!mi) return fail(s, at, "%.300s has no Mach-O slice of the state's architecture", path);
+        if (!map_macho(s, at, mi, load)) return false;
+        img->cputype = mi->cputype; /* marks it Mach-O until described below */
+    }
+    img->start = load;
+    if (strlen(path) >= sizeof img->path) return fail(s, at, "the image's path is longer than 511 bytes", 0);
+    memcpy(img->path, path, strlen(path) + 1);
+    s->images->count++;
+    return true;
+}
+
 static bool parse_images(state_t *s, const fl_tool_jv_t *list) {
     static const char *const keys[] = {"path", "load_address", 0};
     if (!list) return true;
@@ -286,38 +324,7 @@ static bool parse_images(state_t *s, const fl_tool_jv_t *list) {
             return false;
         if (!p || p->kind != FL_TOOL_JSON_STRING) return fail(s, e, "an image needs a \"path\" string", 0);
         resolve(s, p->str, path, sizeof path);
-        fl_tool_bin_t *b;
-        int err = fl_tool_bin_open(path, &b);
-        if (err) {
-            char msg[300];
-            snprintf(msg, sizeof msg, "%.200s: %s", path, err_text(err));
-            return fail(s, p, "%s", msg);
-        }
-        s->bins[s->nbins] = b;
-        s->loads[s->nbins++] = load;
-        fl_image_t *img = &s->images->image[s->images->count];
-        memset(img, 0, sizeof *img);
-        if (fl_tool_bin_kind(b) == FL_TOOL_BIN_ELF) {
-            uint64_t phdr = 0, bias = 0;
-            unsigned phnum = 0;
-            if (fl_elf_file_machine(fl_tool_bin_elf(b)) != (s->arch == FL_REGS_ARCH_X86_64 ? 62u : 183u))
-                return fail(s, p, "%.300s is not of the state's architecture", path);
-            if (!map_elf(s, p, path, load, &phdr, &phnum, &bias)) return false;
-            /* After all ranges are in: the program headers are read through the state's memory. */
-            img->phdr_addr = phdr;
-            img->phnum = (uint16_t)phnum;
-            img->slide = bias;
-        } else {
-            int slice = fl_tool_bin_find_arch(b, s->arch == FL_REGS_ARCH_X86_64 ? "x86_64" : "arm64");
-            const fl_macho_image_t *mi = slice >= 0 ? fl_tool_bin_macho(b, (unsigned)slice) : NULL;
-            if (!mi) return fail(s, p, "%.300s has no Mach-O slice of the state's architecture", path);
-            if (!map_macho(s, p, mi, load)) return false;
-            img->cputype = mi->cputype; /* marks it Mach-O until described below */
-        }
-        img->start = load;
-        if (strlen(path) >= sizeof img->path) return fail(s, p, "the image's path is longer than 511 bytes", 0);
-        memcpy(img->path, path, strlen(path) + 1);
-        s->images->count++;
+        if (!add_image(s, p, path, load)) return false;
     }
     return true;
 }
@@ -506,6 +513,166 @@ out:
     return rc;
 }
 
+/* The file to map for a report's image: the recorded path, else DIR/<basename> of each
+ * --symbols directory, whichever has the recorded identity (an image without one: the recorded
+ * path as it is). Unwind tables are in the binary itself, not in a separated debug file. */
+static bool image_file(const Faultline__Image *img, const fl_tool_symopts_t *opts, char *out, size_t cap) {
+    for (size_t d = 0; d <= opts->ndirs; d++) {
+        if (d == 0) snprintf(out, cap, "%s", img->path);
+        else snprintf(out, cap, "%s/%s", opts->dirs[d - 1], fl_tool_basename(img->path));
+        fl_tool_bin_t *b;
+        if (fl_tool_bin_open(out, &b) != 0) continue;
+        uint8_t id[64];
+        unsigned len = 0;
+        bool same = !img->build_id.len ||
+                    (fl_tool_bin_id(b, 0, id, sizeof id, &len) == 0 && len == img->build_id.len &&
+                     memcmp(id, img->build_id.data, len) == 0);
+        fl_tool_bin_close(b);
+        if (same) return true;
+    }
+    return false;
+}
+
+/* `faultline unwind REPORT`: each thread that has registers and stack memory in the report is
+ * walked again offline, over that memory and the images' files; the report is then shown with
+ * those frames (the others as recorded). */
+static int unwind_report(const char *path, unsigned max, fl_tool_format_t format,
+                         const fl_tool_symopts_t *opts) {
+    Faultline__Report *r;
+    bool truncated;
+    int err = fl_report_read_file(path, &r, &truncated);
+    if (err) {
+        fl_tool_read_error(path, err);
+        return 1;
+    }
+    int rc = 1;
+    state_t *s = calloc(1, sizeof *s);
+    int arch = r->header ? (int)r->header->arch : 0;
+    size_t nt = r->n_threads;
+    Faultline__Frame **saved = calloc(nt ? nt : 1, sizeof *saved);
+    Faultline__Frame ***saved_p = calloc(nt ? nt : 1, sizeof *saved_p);
+    size_t *saved_n = calloc(nt ? nt : 1, sizeof *saved_n);
+    char **saved_stop = calloc(nt ? nt : 1, sizeof *saved_stop);
+    char **stops = calloc(nt ? nt : 1, sizeof *stops);
+    fl_frame_t *frames = calloc(max, sizeof *frames);
+    if (!s || !saved || !saved_p || !saved_n || !saved_stop || !stops || !frames) {
+        fprintf(stderr, "faultline: out of memory\n");
+        goto out;
+    }
+    if (arch != fl_regs_arch()) {
+        fprintf(stderr, "faultline: %s: the report is %s and this faultline walks %s stacks only "
+                        "(docs/unwind-state.md)\n", fl_tool_clean(path), fl_tool_arch_name(arch),
+                fl_tool_arch_name(fl_regs_arch()));
+        goto out;
+    }
+    s->arch = arch;
+    s->path = path;
+    s->mem.r.read = mem_read;
+    if (!(s->images = calloc(1, sizeof *s->images))) goto out;
+    /* One state for all threads: their stacks do not overlap, the images are mapped once. */
+    size_t walked = 0;
+    for (size_t i = 0; i < r->n_memory; i++) {
+        const Faultline__Memory *m = r->memory[i];
+        uint8_t *copy = malloc(m->data.len ? m->data.len : 1);
+        if (!copy) goto out;
+        memcpy(copy, m->data.data, m->data.len);
+        if (!add_range(s, NULL, m->start, m->data.len, copy)) {
+            fprintf(stderr, "faultline: %s: stack memory of thread %d: %s\n", fl_tool_clean(path),
+                    (int)m->tid, fl_tool_clean(s->err));
+            goto out;
+        }
+    }
+    for (size_t i = 0; i < r->n_images && s->nbins < IMAGES_MAX; i++) {
+        char file[4096];
+        if (!image_file(r->images[i], opts, file, sizeof file)) continue; /* walked without it */
+        if (!add_image(s, NULL, file, r->images[i]->start)) {
+            fprintf(stderr, "faultline: %s: %s\n", fl_tool_clean(file), fl_tool_clean(s->err));
+            goto out;
+        }
+    }
+    if (!describe_images(s)) {
+        fprintf(stderr, "faultline: %s: %s\n", fl_tool_clean(path), fl_tool_clean(s->err));
+        goto out;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        Faultline__Thread *t = r->threads[i];
+        const Faultline__Memory *m = NULL;
+        for (size_t k = 0; k < r->n_memory && !m; k++)
+            if (r->memory[k]->tid == t->tid && r->memory[k]->data.len) m = r->memory[k];
+        if (!m || !t->n_registers) continue;
+        fl_regs_t regs;
+        memset(&regs, 0, sizeof regs);
+        unsigned count = fl_regs_arch_count(arch);
+        for (size_t k = 0; k < t->n_registers; k++)
+            for (unsigned j = 0; j < count; j++)
+                if (strcmp(fl_regs_arch_name(arch, j), t->registers[k]->name) == 0) regs.r[j] = t->registers[k]->value;
+        fl_walk_env_t env = {.mem = &s->mem.r, .images = s->images, .stack_lo = m->start,
+                             .stack_hi = m->start + m->data.len, .concurrent = true, .use_cfi = true};
+        fl_walk_result_t res;
+        fl_frames_walk(&env, &regs, frames, max, &res);
+        Faultline__Frame *fr = calloc(res.count ? res.count : 1, sizeof *fr);
+        Faultline__Frame **frp = calloc(res.count ? res.count : 1, sizeof *frp);
+        char *stop = malloc(512);
+        if (!fr || !frp || !stop) {
+            free(fr), free(frp), free(stop);
+            fprintf(stderr, "faultline: out of memory\n");
+            goto out;
+        }
+        for (unsigned k = 0; k < res.count; k++) {
+            faultline__frame__init(&fr[k]);
+            fr[k].pc = frames[k].pc;
+            fr[k].sp = frames[k].sp;
+            fr[k].method = (Faultline__Frame__Method)frames[k].method;
+            fr[k].signal_trampoline = frames[k].flags & FL_FRAME_TRAMPOLINE;
+            fr[k].interrupted = k > 0 && (frames[k - 1].flags & FL_FRAME_TRAMPOLINE);
+            frp[k] = &fr[k];
+        }
+        snprintf(stop, 512, "re-walked offline from %zu bytes of stack memory (%zu frames recorded): %s",
+                 m->data.len, t->n_frames, res.stop_reason ? res.stop_reason : "");
+        saved[i] = fr; /* ours, freed below */
+        saved_p[i] = t->frames;
+        saved_n[i] = t->n_frames;
+        saved_stop[i] = t->unwind_stop;
+        stops[i] = stop;
+        t->frames = frp;
+        t->n_frames = res.count;
+        t->unwind_stop = stop;
+        t->frames_omitted = res.omitted;
+        t->frames_omitted_at = res.omitted_at;
+        t->frames_truncated = res.truncated;
+        walked++;
+    }
+    if (!walked)
+        fprintf(stderr, "faultline: %s: no thread has stack memory in the report (fl_options."
+                        "crashed_stack_bytes, stack_bytes): shown as recorded\n", fl_tool_clean(path));
+    fl_tool_symstore_t *st = fl_tool_symstore_new(opts);
+    fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
+    if (sym) {
+        fl_tool_render(stdout, format, r, truncated, sym);
+        rc = fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+    } else {
+        fprintf(stderr, "faultline: out of memory\n");
+    }
+    fl_tool_symbolizer_free(sym);
+    fl_tool_symstore_free(st);
+out:
+    /* The reader's own frames go back before the report is freed by its allocator. */
+    for (size_t i = 0; saved_p && i < nt; i++) {
+        if (!stops || !stops[i]) continue;
+        free(r->threads[i]->frames);
+        r->threads[i]->frames = saved_p[i];
+        r->threads[i]->n_frames = saved_n[i];
+        r->threads[i]->unwind_stop = saved_stop[i];
+        free(saved[i]);
+        free(stops[i]);
+    }
+    free(saved), free(saved_p), free(saved_n), free(saved_stop), free(stops), free(frames);
+    if (s) state_free(s);
+    free(s);
+    fl_report_free(r);
+    return rc;
+}
+
 int fl_tool_cmd_unwind(int argc, char **argv) {
     const char *path = NULL;
     fl_tool_format_t format = FL_TOOL_FMT_TEXT;
@@ -537,8 +704,13 @@ int fl_tool_cmd_unwind(int argc, char **argv) {
         }
     }
     if (!path) {
-        fprintf(stderr, "faultline: unwind needs a state file (docs/unwind-state.md)\n");
+        fprintf(stderr, "faultline: unwind needs a state file or a report (docs/unwind-state.md)\n");
         goto usage;
+    }
+    if (fl_tool_is_report_file(path)) {
+        int rc = unwind_report(path, max, format, &c.sym);
+        fl_tool_cli_free(&c);
+        return rc;
     }
     state_t *s = calloc(1, sizeof *s);
     fl_frame_t *frames = calloc(max, sizeof *frames);
