@@ -174,6 +174,9 @@ int fl_read_cstr(const fl_reader_t *r, uint64_t addr, char *dst, size_t cap);
 
 /* A reader over [buf, buf+size) that answers for addresses [origin, origin+size). AS-SAFE. */
 void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint64_t origin);
+/* A reader over an open file: addresses are file offsets, read with pread (the descriptor is
+ * kept in `origin`; the caller closes it). AS-SAFE. */
+void fl_reader_init_fd(fl_reader_t *r, int fd);
 
 /* A reader that loads [lo, hi) directly (a range the caller has just seen mapped readable, such
  * as the crashed thread's stack mapping in /proc/self/maps) and sends everything else to
@@ -219,8 +222,9 @@ typedef struct fl_dwarf_regs {
 enum { /* values equal faultline.Image.BuildIdKind in proto/faultline.proto */
     FL_BUILD_ID_NONE = 0,
     FL_BUILD_ID_GNU = 1,
-    FL_BUILD_ID_TEXT_HASH = 2,
-    FL_BUILD_ID_MACHO_UUID = 3
+    FL_BUILD_ID_TEXT_HASH = 2,    /* the first executable segment's first 4096 bytes, folded */
+    FL_BUILD_ID_MACHO_UUID = 3,
+    FL_BUILD_ID_TEXT_SECTION = 4  /* .text's first 4096 bytes, folded (Breakpad's and Sentry's) */
 };
 
 /* One loaded image as found in memory. ELF: ranges from the PT_LOADs. Mach-O: start/end and

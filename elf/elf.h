@@ -57,6 +57,11 @@ int fl_elf_notes_build_id(const fl_reader_t *r, uint64_t addr, uint64_t size, ui
 /* The text-hash fallback id: the first min(len, FL_TEXT_HASH_BYTES) bytes at addr, byte i XORed
  * into id[i % 16]. FL_EFAULT if any of them is unreadable, FL_ENOTFOUND if len is 0. */
 int fl_elf_text_hash(const fl_reader_t *r, uint64_t addr, uint64_t len, uint8_t id[16]);
+/* The section ".text" (SHT_PROGBITS) of the ELF file read through `file` (addresses are file
+ * offsets): its sh_addr, sh_offset and sh_size. Breakpad and Sentry identify an ELF file without
+ * a build-id by its first FL_TEXT_HASH_BYTES bytes (fl_elf_text_hash). FL_ENOTFOUND without
+ * one, FL_EBADDATA (not ELF, malformed section table), FL_EFAULT (unreadable). AS-SAFE. */
+int fl_elf_text_section(const fl_reader_t *file, uint64_t *addr, uint64_t *offset, uint64_t *size);
 
 /* ---- ELF files on disk (NOT AS-SAFE: allocate and use stdio/mmap) ---- */
 
@@ -67,8 +72,9 @@ int fl_elf_file_open(const char *path, fl_elf_file_t **out);
 void fl_elf_file_close(fl_elf_file_t *f);
 /* The GNU build-id from the file's notes (PT_NOTE, then SHT_NOTE sections). FL_ENOTFOUND if none. */
 int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsigned *len);
-/* The same text-hash fallback id that fl_elf_images_collect computes from memory. */
-int fl_elf_file_text_hash(const fl_elf_file_t *f, uint8_t id[16]);
+/* The fallback id of `kind` (FL_BUILD_ID_TEXT_SECTION or FL_BUILD_ID_TEXT_HASH) that
+ * fl_elf_images_collect computes from memory. FL_ENOTFOUND when the file has no such bytes. */
+int fl_elf_file_text_hash(const fl_elf_file_t *f, int kind, uint8_t id[16]);
 /* Symbolizes a file virtual address: nearest preceding function/object symbol from .symtab,
  * else .dynsym, whose size covers the address (or, for size 0, the nearest preceding one).
  * *name points into the file's mapping and lives until fl_elf_file_close. The symbol index is

@@ -180,7 +180,13 @@ int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsi
     return FL_ENOTFOUND;
 }
 
-int fl_elf_file_text_hash(const fl_elf_file_t *f, uint8_t id[16]) {
+int fl_elf_file_text_hash(const fl_elf_file_t *f, int kind, uint8_t id[16]) {
+    if (kind == FL_BUILD_ID_TEXT_SECTION) {
+        uint64_t addr, off, size;
+        int e = fl_elf_text_section(&f->reader, &addr, &off, &size);
+        if (!e) e = fl_elf_text_hash(&f->reader, off, size, id);
+        return e == FL_EFAULT ? FL_EBADDATA : e;
+    }
     for (uint64_t i = 0; i < f->phnum; i++) {
         Elf64_Phdr ph;
         if (!get_phdr(f, i, &ph) || ph.p_type != PT_LOAD || ph.p_memsz == 0 || !(ph.p_flags & PF_X))

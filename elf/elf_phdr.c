@@ -59,6 +59,37 @@ int fl_elf_text_hash(const fl_reader_t *r, uint64_t addr, uint64_t len, uint8_t 
     return 0;
 }
 
+#define SHNUM_MAX 65536u /* more sections than this is malformed */
+
+int fl_elf_text_section(const fl_reader_t *file, uint64_t *addr, uint64_t *offset, uint64_t *size) {
+    Elf64_Ehdr eh;
+    if (fl_read(file, 0, &eh, sizeof eh)) return FL_EFAULT;
+    if (fl_memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shoff == 0)
+        return eh.e_shoff == 0 ? FL_ENOTFOUND : FL_EBADDATA;
+    Elf64_Shdr first, strs, sh;
+    uint64_t shnum = eh.e_shnum, strndx = eh.e_shstrndx;
+    if (fl_read(file, eh.e_shoff, &first, sizeof first)) return FL_EFAULT;
+    if (shnum == 0) shnum = first.sh_size;          /* gABI: counts >= 0xff00 in section 0 */
+    if (strndx == SHN_XINDEX) strndx = first.sh_link;
+    if (shnum > SHNUM_MAX || strndx >= shnum) return FL_EBADDATA;
+    if (fl_read(file, eh.e_shoff + strndx * sizeof strs, &strs, sizeof strs)) return FL_EFAULT;
+    for (uint64_t i = 1; i < shnum; i++) {
+        if (fl_read(file, eh.e_shoff + i * sizeof sh, &sh, sizeof sh)) return FL_EFAULT;
+        char name[6];
+        if (sh.sh_type != SHT_PROGBITS || !(sh.sh_flags & SHF_EXECINSTR) ||
+            sh.sh_name > strs.sh_size || strs.sh_size - sh.sh_name < sizeof name ||
+            fl_read(file, strs.sh_offset + sh.sh_name, name, sizeof name) ||
+            fl_memcmp(name, ".text", sizeof name) != 0)
+            continue;
+        *addr = sh.sh_addr;
+        *offset = sh.sh_offset;
+        *size = sh.sh_size;
+        return 0;
+    }
+    return FL_ENOTFOUND;
+}
+
 int fl_elf_image_from_phdrs(const fl_reader_t *mem, uint64_t phdr_addr, unsigned phnum,
                             uint64_t slide, fl_image_t *img) {
     if (phnum == 0 || phnum > FL_PHNUM_MAX) return FL_EBADDATA;

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* elf: the loaded-image list, from auxv (recorded at install) and the loader's r_debug list. */
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <sys/auxv.h>
 #include <unistd.h>
@@ -148,6 +149,27 @@ static fl_image_t *new_image(fl_image_list_t *out) {
     return img;
 }
 
+/* An image without a GNU build-id is identified as Breakpad and Sentry identify its file: by the
+ * first bytes of its .text section, found in the file's section table (read with pread: the
+ * table is not mapped) and hashed from memory. It keeps the segment hash when its file cannot be
+ * read or has no .text. */
+static void text_section_id(const fl_reader_t *mem, fl_image_t *img) {
+    if (img->build_id_kind == FL_BUILD_ID_GNU || !img->path[0] || img->path_truncated) return;
+    int fd = (int)fl_sys_openat(AT_FDCWD, img->path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0);
+    if (fd < 0) return;
+    fl_reader_t file;
+    fl_reader_init_fd(&file, fd);
+    uint64_t addr, off, size;
+    uint8_t id[16];
+    if (fl_elf_text_section(&file, &addr, &off, &size) == 0 &&
+        fl_elf_text_hash(mem, addr + img->slide, size, id) == 0) {
+        fl_memcpy(img->build_id, id, sizeof id);
+        img->build_id_len = sizeof id;
+        img->build_id_kind = FL_BUILD_ID_TEXT_SECTION;
+    }
+    fl_sys_close(fd);
+}
+
 /* The entry kept from an earlier collect at the place the next image goes, if its key is `key`
  * (and its path `path`, when given); it is then counted. */
 static const fl_image_t *reuse(fl_image_list_t *out, unsigned old_count, uint64_t key,
@@ -185,6 +207,7 @@ static void add_main(const fl_reader_t *mem, fl_image_list_t *out, unsigned old_
     img->loader_key = key;
     img->path_truncated = g_prep.exe_truncated;
     fl_strlcpy(img->path, g_prep.exe, sizeof img->path);
+    text_section_id(mem, img);
     out->count++;
 }
 
@@ -231,6 +254,7 @@ static void add_link_map(const fl_reader_t *mem, fl_image_list_t *out, const str
     fl_strlcpy(img->path, name, sizeof img->path);
     img->path_truncated = truncated;
     img->loader_key = key;
+    text_section_id(mem, img);
     out->count++;
 }
 

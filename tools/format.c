@@ -131,6 +131,7 @@ const char *fl_tool_build_id_kind_name(int kind) {
     case FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_NONE: return "none";
     case FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU: return "gnu";
     case FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH: return "text_hash";
+    case FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_SECTION: return "text_section";
     case FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_MACHO_UUID: return "macho_uuid";
     default: return "unknown";
     }

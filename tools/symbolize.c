@@ -92,8 +92,9 @@ static int matching_slice(fl_tool_bin_t *b, const Faultline__Image *img) {
     unsigned n = 0;
     if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_GNU) {
         if (fl_elf_file_build_id(elf, id, sizeof id, &n) != 0) return -1;
-    } else if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH) {
-        if (fl_elf_file_text_hash(elf, id) != 0) return -1;
+    } else if (img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH ||
+               img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_SECTION) {
+        if (fl_elf_file_text_hash(elf, (int)img->build_id_kind, id) != 0) return -1;
         n = 16;
     } else {
         return -1;
@@ -292,8 +293,10 @@ static void resolve(fl_tool_symstore_t *store, const Faultline__Image *img, iden
     if (st.best) {
         /* A text hash folds 4 KiB into 16 bytes: too weak to key a cache entry on. */
         const char *cache =
-            img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH ? NULL
-                                                                                      : store->o.cache_dir;
+            img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_HASH ||
+                    img->build_id_kind == FAULTLINE__IMAGE__BUILD_ID_KIND__BUILD_ID_TEXT_SECTION
+                ? NULL
+                : store->o.cache_dir;
         int e = fl_tool_symindex_get(st.best, st.slice, st.path, cache, &id->ix);
         if (e)
             fprintf(stderr, "faultline: %s: cannot index its symbols: %s\n", fl_tool_clean(st.path),

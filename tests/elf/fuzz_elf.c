@@ -50,7 +50,8 @@ static void file(const uint8_t *data, size_t size) {
     e = fl_elf_file_build_id(f, id, FL_BUILD_ID_MAX, &id_len);
     CHECK(e == 0 || e == FL_ENOTFOUND || e == FL_ERANGE || e == FL_EBADDATA);
     if (e == 0 || e == FL_ERANGE) CHECK(id_len > 0 && id_len <= FL_BUILD_ID_MAX);
-    (void)fl_elf_file_text_hash(f, id);
+    (void)fl_elf_file_text_hash(f, FL_BUILD_ID_TEXT_HASH, id);
+    (void)fl_elf_file_text_hash(f, FL_BUILD_ID_TEXT_SECTION, id);
     unsigned m = fl_elf_file_machine(f);
     CHECK(m == EM_X86_64 || m == EM_AARCH64);
     const char *dl = fl_elf_file_debuglink(f);

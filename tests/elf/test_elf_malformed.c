@@ -51,7 +51,8 @@ static int exercise(size_t len) {
         unsigned id_len = 0;
         int b = fl_elf_file_build_id(f, id, sizeof id, &id_len);
         CHECK(b != 0 || (id_len > 0 && id_len <= sizeof id));
-        (void)fl_elf_file_text_hash(f, id);
+        (void)fl_elf_file_text_hash(f, FL_BUILD_ID_TEXT_HASH, id);
+    (void)fl_elf_file_text_hash(f, FL_BUILD_ID_TEXT_SECTION, id);
         (void)fl_elf_file_machine(f);
         const char *dl = fl_elf_file_debuglink(f);
         CHECK(!dl || strlen(dl) < len);
