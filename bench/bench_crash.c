@@ -62,6 +62,7 @@ typedef struct sample {
 } sample_t;
 
 static int g_errors;
+static bool g_stack_off; /* fl_options.crashed_stack_bytes = FL_STACK_BYTES_NONE (no stack memory) */
 #define FAIL(...) (fprintf(stderr, "bench_crash: ERROR: " __VA_ARGS__), ++g_errors, false)
 
 /* Whether the one report in dir describes `threads` threads, all captured at depth >= DEPTH. */
@@ -103,7 +104,8 @@ static bool run_once(const char *dir, bool install, unsigned threads, sample_t *
         if (devnull >= 0) dup2(devnull, 2); /* "crash report written to ..." */
         if (install) {
             signal(SIGSEGV, after_capture);
-            fl_options o = {.report_dir = dir, .app_name = "bench_crash", .app_version = "0"};
+            fl_options o = {.report_dir = dir, .app_name = "bench_crash", .app_version = "0",
+                            .crashed_stack_bytes = g_stack_off ? FL_STACK_BYTES_NONE : 0};
             if (fl_install(&o) != 0) _exit(100);
         }
         if (threads > 1 && bench_parked_start(threads - 1, DEPTH) != 0) _exit(102);
@@ -239,6 +241,11 @@ int main(int argc, char **argv) {
         }
         res[i] = run_case(base, k_cases[i].threads, r < 3 ? 3 : r);
     }
+    result_t off[2] = {{0}};
+    static const unsigned off_threads[2] = {1, 64};
+    g_stack_off = true;
+    for (unsigned i = 0; i < 2 && !only; i++) off[i] = run_case(base, off_threads[i], runs / 2 < 3 ? 3 : runs / 2);
+    g_stack_off = false;
     const result_t *one = find(res, 1);
     uint64_t *fops = calloc(runs, 8);
     unsigned nfops = 0;
@@ -276,6 +283,22 @@ int main(int argc, char **argv) {
            "process; row cache: the share of rows looked up that it had. Each run is a new "
            "process, so its cache starts empty)\n");
     printf("\n");
+    /* Stack memory (docs/interop.md): the default (the crashed thread's 8 KiB, as above) against
+     * none, for 1 and 64 threads, run after the table's cases. */
+    if (!only) {
+        printf("Stack memory: the default (the crashed thread's first 8 KiB from its sp) against none "
+               "(crashed_stack_bytes = FL_STACK_BYTES_NONE); report bytes and crash -> report renamed, "
+               "median ms.\n\n");
+        printf("| threads | bytes, none | bytes, default | added | report, none | report, default |\n");
+        printf("|--------:|------------:|---------------:|------:|-------------:|----------------:|\n");
+        for (unsigned i = 0; i < 2; i++) {
+            const result_t *on = find(res, off_threads[i]);
+            printf("| %7u | %11lld | %14lld | %5lld | %9.2f ms | %12.2f ms |\n", off_threads[i],
+                   off[i].bytes_max, on->bytes_max, on->bytes_max - off[i].bytes_max,
+                   off[i].report.p50 / 1e6, on->report.p50 / 1e6);
+        }
+        printf("\n");
+    }
     const result_t *big = find(res, 1000);
     if (one->bytes_max > 0 && big->bytes_max > 0)
         printf("each thread beyond the first adds %.0f bytes (1 -> 1,000 threads)\n",

@@ -264,7 +264,8 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     }
     fl_thread_list_t *tl = &g_threads;
     __atomic_store_n(&g_threads_parked, 1, __ATOMIC_SEQ_CST);
-    fl_crash_os_suspend(tl, req, crash || maps_err ? NULL : &selfwalk);
+    /* Threads whose stack memory is kept must stand still until it is read: they park. */
+    fl_crash_os_suspend(tl, req, crash || maps_err || c->stack_bytes ? NULL : &selfwalk);
     tl->t[0].crashed = crash;
     /* A thread that crashed while we capture waits in the crash handler; it left its
      * registers. */
