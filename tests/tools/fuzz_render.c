@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* tools: libFuzzer target over the CLI's views of a report: the input decoded as a report
  * (fl_report_decode), rendered in every format `faultline show` has (text, apple, tombstone,
- * json, sentry) to memory, its triage signature computed for several depths, the signature rules run on
- * its strings, and `faultline triage` (text and --json) run on it as a file. Symbol files are
+ * json, sentry) to memory and converted to a minidump (its streams must lie inside it), its
+ * triage signature computed for several depths, the signature rules run on its strings, and
+ * `faultline triage` (text and --json) run on it as a file. Symbol files are
  * looked up only under the report's own image paths (no --symbols, no cache, no debug
  * directory), as `show` does. Aborts on a broken promise: a text view carrying a control
  * character other than newline and tab (the report's strings must go through fl_tool_clean), a
@@ -106,6 +107,28 @@ static void signature(const Faultline__Report *r, fl_tool_symbolizer_t *sym) {
     for (size_t i = 0; i < r->n_notes; i++) normalize(r->notes[i]->text);
 }
 
+/* `faultline minidump`: a minidump whose directory and streams lie inside it. */
+static void minidump(const Faultline__Report *r) {
+    uint8_t *md = NULL;
+    size_t len = 0;
+    int e = fl_tool_minidump(r, &md, &len);
+    CHECK(e == 0 || e == FL_ENOSYS || e == FL_ENOMEM);
+    if (e) return;
+    uint32_t magic, n, dir;
+    CHECK(len >= 32);
+    memcpy(&magic, md, 4);
+    memcpy(&n, md + 8, 4);
+    memcpy(&dir, md + 12, 4);
+    CHECK(magic == 0x504d444du && (uint64_t)dir + 12ull * n <= len);
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t size, rva;
+        memcpy(&size, md + dir + 12 * i + 4, 4);
+        memcpy(&rva, md + dir + 12 * i + 8, 4);
+        CHECK((uint64_t)rva + size <= len);
+    }
+    free(md);
+}
+
 static void triage(const uint8_t *data, size_t size) {
     FILE *f = fopen(g_path, "wb");
     CHECK(f != NULL);
@@ -126,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         fl_tool_symbolizer_t *sym = st ? fl_tool_symbolizer_new(st, r) : NULL;
         CHECK(sym != NULL);
         render(r, truncated, sym);
+        minidump(r);
         signature(r, sym);
         fl_tool_symbolizer_free(sym);
         fl_tool_symstore_free(st);
