@@ -6,14 +6,17 @@
 # symbol files made by dump_syms from the binaries, minidump_stackwalk must walk the crashed
 # thread to the same frames (addresses and modules) as faultline's report, from the stack
 # memory the report kept (the default budget), and list the report's modules with the debug
-# identifiers dump_syms computes from the files.
+# identifiers dump_syms computes from the files. The same for an arm64 crash (the arm64 build's
+# crasher under qemu-aarch64, `make arm64`; its libc's symbols from the cross sysroot): the
+# minidump's ARM64 context is read as Breakpad reads Crashpad's.
 import os
 import re
+import shutil
 import subprocess
 
 import tooltest
 
-args = tooltest.setup("--crasher", "--setup-interop", "--proto")
+args = tooltest.setup("--crasher", "--setup-interop", "--proto", "--arm64-crasher", "--arm64-sysroot")
 check, run = tooltest.check, tooltest.run
 W = args.workdir
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
@@ -82,7 +85,7 @@ def stackwalk(dump):
     return {"modules": mods, "crashed": crashed, "threads": threads, "text": out}
 
 
-def check_minidump(name, report, debug_dirs=None):
+def check_minidump(name, report, debug_dirs=None, sysroot=""):
     js = __import__("json").loads(run([args.faultline, "show", "--json", report], env=ENV).stdout)
     dump = report[:-4] + ".dmp"
     run([args.faultline, "minidump", "-o", dump, report])
@@ -99,7 +102,7 @@ def check_minidump(name, report, debug_dirs=None):
           f"{name}: minidump_stackwalk's crash reason is the report's signal {sig}")
     ids = {}
     for img in js["images"]:
-        p = img["path"]
+        p = img["path"] if os.path.isfile(img["path"]) else sysroot + img["path"]
         if os.path.isfile(p):
             ids[os.path.basename(p)] = dump_syms(p, (debug_dirs or {}).get(p))
     sw = stackwalk(dump)
@@ -144,5 +147,17 @@ run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, args.crasher, str
 rep = crash(stripped, "null_deref", os.path.join(W, "reports-stripped"))
 if rep:
     check_minidump("stripped", rep, debug_dirs={stripped: stripped_dir})
+
+# arm64, when the arm64 build is there (make test builds it first).
+if os.path.isfile(args.arm64_crasher) and shutil.which("qemu-aarch64"):
+    d64 = os.path.join(W, "reports-arm64")
+    os.makedirs(d64)
+    r = subprocess.run(["qemu-aarch64", "-L", args.arm64_sysroot, args.arm64_crasher, "omit_fp", d64],
+                       capture_output=True, timeout=300)
+    new = [f for f in os.listdir(d64) if f.endswith(".flr")]
+    if check(r.returncode != 0 and len(new) == 1, f"arm64: the crasher crashed with one report ({r.returncode})"):
+        check_minidump("arm64 omit_fp", os.path.join(d64, new[0]), sysroot=args.arm64_sysroot)
+else:
+    print(f"arm64: not run ({args.arm64_crasher} or qemu-aarch64 missing: make arm64)")
 
 tooltest.finish()
