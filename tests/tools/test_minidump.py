@@ -17,20 +17,11 @@ import subprocess
 import tooltest
 
 args = tooltest.setup("--crasher", "--setup-interop", "--proto", "--arm64-crasher", "--arm64-sysroot")
-check, run = tooltest.check, tooltest.run
+check, run, crash = tooltest.check, tooltest.run, tooltest.crash
 W = args.workdir
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
 BIN = os.path.join(run([args.setup_interop]).stdout.strip(), "minidump", "bin", "linux-x64")
 SYMS = os.path.join(W, "syms")
-
-
-def crash(crasher, scenario, d):
-    os.makedirs(d, exist_ok=True)
-    before = set(os.listdir(d))
-    r = subprocess.run([crasher, scenario, d], capture_output=True, timeout=120)
-    new = [f for f in set(os.listdir(d)) - before if f.endswith(".flr")]
-    check(r.returncode < 0 and len(new) == 1, f"{scenario}: died of a signal ({r.returncode}), one report {new}")
-    return os.path.join(d, new[0]) if new else None
 
 
 _dumped = {}
@@ -139,11 +130,7 @@ for sc in ("null_deref", "thread", "omit_fp", "abort"):
 
 # Stripped, its symbols in a separate debug file (dump_syms reads it through the debug link).
 stripped_dir = os.path.join(W, "stripped")
-os.makedirs(stripped_dir)
-debug = os.path.join(stripped_dir, "crasher.debug")
-stripped = os.path.join(stripped_dir, "crasher")
-run(["objcopy", "--only-keep-debug", args.crasher, debug])
-run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, args.crasher, stripped])
+stripped, debug = tooltest.stripped_copy(args.crasher, stripped_dir)
 rep = crash(stripped, "null_deref", os.path.join(W, "reports-stripped"))
 if rep:
     check_minidump("stripped", rep, debug_dirs={stripped: stripped_dir})

@@ -26,7 +26,7 @@ import jsonschema
 import tooltest
 
 args = tooltest.setup("--crasher", "--mkreport", "--setup-interop", "--server", "--cc", "--source", "--preload")
-check, run = tooltest.check, tooltest.run
+check, run, crash = tooltest.check, tooltest.run, tooltest.crash
 W = args.workdir
 ENV = dict(os.environ, FAULTLINE_CACHE_DIR=os.path.join(W, "cache"), FAULTLINE_DEBUG_DIR="")
 
@@ -39,15 +39,6 @@ with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "sentry", "ev
 def show(fmt, report, *extra):
     r = run([args.faultline, "show", "--format", fmt, *extra, report], env=ENV)
     return json.loads(r.stdout)
-
-
-def crash(crasher, scenario, d):
-    os.makedirs(d, exist_ok=True)
-    before = set(os.listdir(d))
-    r = subprocess.run([crasher, scenario, d], capture_output=True, timeout=120)
-    new = [f for f in set(os.listdir(d)) - before if f.endswith(".flr")]
-    check(r.returncode < 0 and len(new) == 1, f"{scenario}: died of a signal ({r.returncode}), one report {new}")
-    return os.path.join(d, new[0]) if new else None
 
 
 _ids = {}
@@ -126,14 +117,10 @@ for sc in ("null_deref", "thread", "omit_fp", "abort"):
 # A stripped crasher whose symbols are in a separate debug file: the same build-id, the names
 # from the debug file; sentry-cli gives the stripped file and the debug file the same ids.
 stripped_dir = os.path.join(W, "stripped")
-os.makedirs(stripped_dir)
-debug = os.path.join(W, "crasher.debug")
-stripped = os.path.join(stripped_dir, "crasher")
-run(["objcopy", "--only-keep-debug", args.crasher, debug])
-run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, args.crasher, stripped])
+stripped, debug = tooltest.stripped_copy(args.crasher, stripped_dir)
 rep = crash(stripped, "null_deref", os.path.join(W, "reports-stripped"))
 if rep:
-    ev = check_event("stripped", rep, symbols=[W])
+    ev = check_event("stripped", rep, symbols=[stripped_dir])
     check(sentry_cli_ids(stripped) == sentry_cli_ids(debug) != None,
           "sentry-cli: the stripped file and its debug file have the same identifiers")
 

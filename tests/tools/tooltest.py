@@ -52,6 +52,28 @@ def run(cmd, check_rc=True, **kw):
     return r
 
 
+def crash(crasher, scenario, d, timeout=120):
+    """Runs `crasher SCENARIO d` (the integration crasher); checks it died of a signal leaving one
+    report in d, and returns that report's path (None if not)."""
+    os.makedirs(d, exist_ok=True)
+    before = set(os.listdir(d))
+    r = subprocess.run([crasher, scenario, d], capture_output=True, timeout=timeout)
+    new = [f for f in set(os.listdir(d)) - before if f.endswith(".flr")]
+    check(r.returncode < 0 and len(new) == 1, f"{scenario}: died of a signal ({r.returncode}), one report {new}")
+    return os.path.join(d, new[0]) if new else None
+
+
+def stripped_copy(binary, d):
+    """binary stripped into directory d, with its debug file d/NAME.debug named by its
+    .gnu_debuglink: (stripped path, debug path)."""
+    os.makedirs(d, exist_ok=True)
+    name = os.path.basename(binary)
+    stripped, debug = os.path.join(d, name), os.path.join(d, name + ".debug")
+    run(["objcopy", "--only-keep-debug", binary, debug])
+    run(["objcopy", "--strip-all", "--add-gnu-debuglink=" + debug, binary, stripped])
+    return stripped, debug
+
+
 def terminal_unsafe(out):
     """What in the bytes out could drive a terminal, or None: anything that is not strict UTF-8
     (a raw 0x9b is CSI to a terminal taking 8-bit controls), C0 controls but tab and newline,
