@@ -174,9 +174,11 @@ int fl_tool_bin_symbolize(fl_tool_bin_t *b, unsigned i, uint64_t addr, const cha
     return 0;
 }
 
-const char *fl_tool_symbol_display(const char *raw, int kind, char *buf, size_t cap) {
+const char *fl_tool_symbol_link_name(const char *raw, int kind) {
     /* Mach-O prefixes C-level names with '_' (so C++'s _Z... is stored as __Z...). */
-    const char *name = kind == FL_TOOL_BIN_MACHO && raw[0] == '_' ? raw + 1 : raw;
-    if (fl_tool_demangle(name, buf, cap)) return buf;
-    return name;
+    return kind == FL_TOOL_BIN_MACHO && raw[0] == '_' ? raw + 1 : raw;
+}
+
+const char *fl_tool_symbol_display(const char *name, unsigned flags, char *buf, size_t cap) {
+    return fl_tool_demangle(name, flags, buf, cap) ? buf : name;
 }

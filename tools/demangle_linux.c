@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* C++ demangling for the CLI with the Itanium ABI demangler of libstdc++ (Swift names stay mangled). */
+/* C++ demangling for the CLI with the Itanium ABI demangler of libstdc++ (Swift and Rust: demangle/). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,7 +7,7 @@
 
 char *__cxa_demangle(const char *mangled, char *out, size_t *len, int *status);
 
-bool fl_tool_demangle(const char *name, char *buf, size_t cap) {
+bool fl_tool_demangle_cxx(const char *name, char *buf, size_t cap) {
     if (strncmp(name, "_Z", 2) != 0 || cap == 0) return false;
     int status = 0;
     char *d = __cxa_demangle(name, NULL, NULL, &status);

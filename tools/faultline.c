@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* The faultline command-line tool: show, list, symbolicate and triage crash reports; inspect and symbolicate binaries. */
+/* The faultline command-line tool: show, list, symbolicate and triage crash reports; inspect and symbolicate binaries; demangle names. */
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -137,6 +137,8 @@ int main(int argc, char **argv) {
         return fl_tool_cmd_minidump(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0)
         return fl_tool_cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "demangle") == 0)
+        return fl_tool_cmd_demangle(argc - 2, argv + 2);
     if (strcmp(cmd, "upload") == 0)
         return fl_tool_upload_exec(argv[0], argc - 2, argv + 2);
     fprintf(stderr, "faultline: unknown command %s\n", fl_tool_clean(cmd));

@@ -295,8 +295,11 @@ static bool parse_addr(const char *s, uint64_t *out) {
 
 static void print_loc(const fl_tool_symindex_t *ix, uint64_t addr, bool lines) {
     fl_tool_loc_t loc;
+    char buf[FL_TOOL_NAME_MAX];
     if (fl_tool_symindex_lookup(ix, addr, lines, &loc) && loc.name[0])
-        printf("%s + %" PRIu64, fl_tool_clean(loc.name), addr - loc.sym_addr);
+        printf("%s + %" PRIu64,
+               fl_tool_clean(fl_tool_symbol_display(loc.name, FL_DEMANGLE_SIMPLIFIED, buf, sizeof buf)),
+               addr - loc.sym_addr);
     else
         fputs("??", stdout);
     if (lines) {

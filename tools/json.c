@@ -16,9 +16,12 @@
  *  "threads_total" (threads the process had, of which "threads" lists at most max_threads;
  *                   null when the report does not say),
  *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
- *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset", "file",
- *                           "line"}],  (file and line: DWARF, null when unknown; `faultline
- *                           unwind` adds "registers": {name: "0x.."}, those the walk knew)
+ *               "frames": [{"pc", "sp", "method", "image", "symbol", "mangled", "offset",
+ *                           "file", "line"}],  (symbol: the full demangled form, as c++filt or
+ *                           swift-demangle print it; mangled: the link name it stands for, null
+ *                           without a symbol or for "<signal handler called>"; file and line:
+ *                           DWARF, null when unknown; `faultline unwind` adds "registers":
+ *                           {name: "0x.."}, those the walk knew)
  *               "frames_truncated", "frames_omitted", "frames_omitted_at" (frames[at] follows
  *               the gap; both 0 without one), "unwind_stop"}],
  *  "images": [{"path", "build_id", "build_id_kind", "slide", "start", "end", "text_start",
@@ -203,7 +206,11 @@ static void thread_obj(fl_tool_jw_t *j, const Faultline__Thread *t, fl_tool_symb
             fl_tool_jw_int(j, "image", s.image);
         else
             fl_tool_jw_null(j, "image");
-        fl_tool_jw_str(j, "symbol", s.symbol);
+        char full[FL_TOOL_NAME_MAX];
+        fl_tool_jw_str(j, "symbol", s.mangled ? fl_tool_symbol_display(s.mangled, FL_DEMANGLE_FULL, full,
+                                                                       sizeof full)
+                                              : s.symbol);
+        fl_tool_jw_str(j, "mangled", s.mangled);
         if (s.symbol)
             fl_tool_jw_int(j, "offset", (int64_t)s.offset);
         else

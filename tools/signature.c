@@ -70,6 +70,7 @@ void fl_tool_sig_normalize(const char *name, char *buf, size_t cap) {
     /* 3. Templates to <T>, the parameter list and what follows it dropped. */
     out_t o = {buf, 0, cap};
     buf[0] = 0;
+    unsigned qual = 0; /* open Rust qualified paths ("<T as Trait>") */
     for (size_t i = 0; i < n;) {
         if (strncmp(tmp + i, "operator", 8) == 0 && !ident_char(tmp[i + 8]) &&
             (i == 0 || !ident_char(tmp[i - 1]))) {
@@ -84,6 +85,27 @@ void fl_tool_sig_normalize(const char *name, char *buf, size_t cap) {
             continue;
         }
         char c = tmp[i];
+        /* A '<' that follows no name, '>' or "::" (turbofish) and whose '>' is followed by "::"
+         * opens a Rust qualified path ("<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop"),
+         * not arguments: the type and trait say which function it is, so they are kept (their
+         * own arguments normalised). */
+        size_t qend;
+        if (c == '<' &&
+            (i == 0 || !(ident_char(tmp[i - 1]) || tmp[i - 1] == '>' || tmp[i - 1] == ':')) &&
+            (qend = match(tmp, i, '<', '>')) != 0 && strncmp(tmp + qend, "::", 2) == 0) {
+            qual++;
+            put(&o, "<", 1);
+            i++;
+            continue;
+        }
+        if (qual && (c == '>' || c == '(')) { /* its end; a tuple or fn type in it, whole */
+            size_t end = c == '>' ? i + 1 : match(tmp, i, '(', ')');
+            if (!end) break;
+            qual -= c == '>';
+            put(&o, tmp + i, end - i);
+            i = end;
+            continue;
+        }
         if (c == '<') {
             size_t end = match(tmp, i, '<', '>');
             if (!end) break;

@@ -366,7 +366,12 @@ static ident_t *lookup_ident(fl_tool_symstore_t *st, const Faultline__Image *img
 
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
                        fl_tool_sym_t *out) {
-    *out = (fl_tool_sym_t){.image = -1};
+    /* (Not a compound literal: name[] need not be cleared.) */
+    out->image = -1;
+    out->symbol = out->mangled = out->file = NULL;
+    out->offset = 0;
+    out->line = 0;
+    out->name[0] = 0;
     const Faultline__Report *r = s->r;
     for (size_t i = 0; i < r->n_images; i++) {
         const Faultline__Image *img = r->images[i];
@@ -389,7 +394,9 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     uint64_t addr = f->pc - back - img->slide;
     fl_tool_loc_t loc;
     if (fl_tool_symindex_lookup(ix, addr, true, &loc) && loc.name[0]) {
-        out->symbol = loc.name;
+        out->mangled = loc.name;
+        out->symbol = fl_tool_symbol_display(loc.name, FL_DEMANGLE_SIMPLIFIED, out->name,
+                                             sizeof out->name);
         out->offset = addr - loc.sym_addr + back;
     }
     out->file = loc.file;

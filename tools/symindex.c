@@ -332,7 +332,6 @@ static int elf_ranges(builder_t *b, fl_tool_bin_t *bin) {
     fl_elf_file_t *f = fl_tool_bin_elf(bin);
     long n = fl_elf_file_symbol_count(f);
     if (n < 0) return (int)n;
-    char buf[FL_TOOL_NAME_MAX];
     for (size_t i = 0; i < (size_t)n; i++) {
         uint64_t addr, size, next = UINT64_MAX, nsize;
         const char *name, *nname;
@@ -349,8 +348,7 @@ static int elf_ranges(builder_t *b, fl_tool_bin_t *bin) {
             snprintf(plain, sizeof plain, "%.*s", (int)(at - name), name);
             name = plain;
         }
-        int e = add_range(b, addr, end, addr,
-                          fl_tool_symbol_display(name, FL_TOOL_BIN_ELF, buf, sizeof buf));
+        int e = add_range(b, addr, end, addr, fl_tool_symbol_link_name(name, FL_TOOL_BIN_ELF));
         if (e) return e;
     }
     return 0;
@@ -418,14 +416,13 @@ static int macho_ranges(builder_t *b, fl_tool_bin_t *bin, unsigned slice) {
     int e = bd.err;
     if (!e && bd.n) {
         qsort(bd.v, bd.n, sizeof *bd.v, u64_cmp);
-        char buf[FL_TOOL_NAME_MAX];
         for (size_t i = 0; i + 1 < bd.n && !e; i++) {
             if (bd.v[i] == bd.v[i + 1]) continue;
             const char *name;
             uint64_t off;
             if (fl_tool_bin_symbolize(bin, slice, bd.v[i], &name, &off) != 0 || !name[0]) continue;
             e = add_range(b, bd.v[i], bd.v[i + 1], bd.v[i] - off,
-                          fl_tool_symbol_display(name, FL_TOOL_BIN_MACHO, buf, sizeof buf));
+                          fl_tool_symbol_link_name(name, FL_TOOL_BIN_MACHO));
         }
     }
     free(bd.v);

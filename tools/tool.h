@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "demangle/demangle.h"
 #include "elf/elf.h"
 #include "faultline.pb-c.h"
 #include "macho/macho.h"
@@ -39,16 +40,25 @@ int fl_tool_bin_find_uuid(const fl_tool_bin_t *b, const uint8_t *uuid, size_t le
 int fl_tool_bin_find_arch(const fl_tool_bin_t *b, const char *arch);
 /* Symbols available for lookups (builds the index on first use); negative FL_E* on failure. */
 long fl_tool_bin_symbol_count(fl_tool_bin_t *b, unsigned i);
-/* Nearest preceding symbol of file address addr in image i: its name as stored (see
- * fl_tool_symbol_display) and addr's offset from it. FL_ENOTFOUND if none covers addr. */
+/* Nearest preceding symbol of file address addr in image i: its name as stored in the file and
+ * addr's offset from it. FL_ENOTFOUND if none covers addr. */
 int fl_tool_bin_symbolize(fl_tool_bin_t *b, unsigned i, uint64_t addr, const char **name,
                           uint64_t *off);
-/* The name to show: Mach-O's leading '_' dropped, C++ demangled where the build has a demangler
- * (demangle_<platform>.c). Returns raw (or a suffix of it) or buf. */
-const char *fl_tool_symbol_display(const char *raw, int kind, char *buf, size_t cap);
-/* Demangles an Itanium C++ name into buf (cut to cap); false if it is not one or there is no
- * demangler. Swift names are never demangled. */
-bool fl_tool_demangle(const char *name, char *buf, size_t cap);
+/* The symbol's link name, which indexes keep: raw with Mach-O's leading '_' dropped (so C++'s
+ * _Z... is stored as _Z..., Swift's _$s... as $s...). Returns raw or a suffix of it. */
+const char *fl_tool_symbol_link_name(const char *raw, int kind);
+/* The name to show for a link name: demangled (fl_tool_demangle) in the form flags ask for
+ * (FL_DEMANGLE_FULL or FL_DEMANGLE_SIMPLIFIED, demangle/demangle.h), else the name itself.
+ * Returns name or buf. */
+const char *fl_tool_symbol_display(const char *name, unsigned flags, char *buf, size_t cap);
+/* The one dispatch of names to demanglers (demangle.c): Swift (fl_demangle_swift), then Rust
+ * (fl_demangle_rust, which takes a legacy _ZN name only when it ends in its hash, so that it wins
+ * over C++ for those), then Itanium C++ (fl_tool_demangle_cxx). Writes into buf (cut to cap);
+ * false if no demangler takes the name. C++ has a single form: flags change only Swift and Rust. */
+bool fl_tool_demangle(const char *name, unsigned flags, char *buf, size_t cap);
+/* Itanium C++ names (demangle_<platform>.c); false if not one or the build has no C++ demangler
+ * (Darwin: zig ships no C++ runtime for macOS). */
+bool fl_tool_demangle_cxx(const char *name, char *buf, size_t cap);
 
 /* ---- Symbol index: one image's symbols and lines, built once, cached on disk (symindex.c) ---- */
 
@@ -60,7 +70,8 @@ enum {
     FL_TOOL_Q_LINES = 3    /* and DWARF line tables (ELF, with libdw) */
 };
 
-#define FL_TOOL_SYMINDEX_VERSION 1u   /* of the cache file format; part of its directory name */
+#define FL_TOOL_SYMINDEX_VERSION 2u   /* of the cache file format; part of its directory name
+                                       * (2: link names instead of display names) */
 #define FL_TOOL_NAME_MAX 4096u        /* longer display names are cut */
 #define FL_TOOL_CACHE_MAX_BYTES (1ull << 30) /* the cache prunes its oldest entries past this */
 
@@ -68,7 +79,7 @@ typedef struct fl_tool_symindex fl_tool_symindex_t;
 
 /* What the index says of one file address. */
 typedef struct fl_tool_loc {
-    const char *name;  /* display name (Mach-O '_' dropped, C++ demangled); NULL: no symbol */
+    const char *name;  /* link name (fl_tool_symbol_link_name), not demangled; NULL: no symbol */
     uint64_t sym_addr; /* the symbol's file address */
     const char *file;  /* source file from the DWARF line table; NULL: unknown */
     uint32_t line;
@@ -123,10 +134,13 @@ typedef struct fl_tool_symbolizer fl_tool_symbolizer_t;
 typedef struct fl_tool_sym {
     int image;          /* index into report->images whose [start, end) holds the pc, or -1 */
     const char *symbol; /* NULL unless a file with the image's build-id was found and resolves it;
-                         * the display form, owned by the store */
+                         * the simplified display form (in name[] or a constant) */
+    const char *mangled; /* the link name it was found under (owned by the store), NULL if none:
+                          * what fl_tool_symbol_display turns into the full form */
     uint64_t offset;    /* recorded pc - symbol address */
     const char *file;   /* source file of the (looked-up) pc, or NULL */
     uint32_t line;
+    char name[FL_TOOL_NAME_MAX]; /* (symbol's storage: do not copy the struct) */
 } fl_tool_sym_t;
 
 /* Symbol files are looked up once per image identity and kept for the store's lifetime.
@@ -255,6 +269,11 @@ const fl_tool_jv_t *fl_tool_json_get(const fl_tool_jv_t *obj, const char *key); 
 int fl_tool_hex_digit(char c);
 /* A 64-bit unsigned number: a string "0x<hex>" or a JSON integer; FL_EINVAL otherwise. */
 int fl_tool_json_u64(const fl_tool_jv_t *v, uint64_t *out);
+
+/* `faultline demangle [--simplified] [NAME...]` (demangle.c; docs/demangling.md): each name,
+ * or each line of stdin, demangled (fl_tool_demangle; full form unless --simplified) or as it
+ * is, one a line, through the cleaner (so cut at 4095 bytes). */
+int fl_tool_cmd_demangle(int argc, char **argv);
 
 /* `faultline unwind STATE` (unwind.c; docs/unwind-state.md). */
 int fl_tool_cmd_unwind(int argc, char **argv);

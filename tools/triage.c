@@ -179,8 +179,15 @@ static void render_stack(group_t *g, const Faultline__Report *r, fl_tool_symboli
         sb_printf(&json, "%s\n        {\"pc\": \"0x%" PRIx64 "\", \"image\": ", k ? "," : "", f->pc);
         if (s.image >= 0) sb_json(&json, r->images[s.image]->path);
         else sb_printf(&json, "null");
+        /* As show --json: the full form and the link name. */
+        char full[FL_TOOL_NAME_MAX];
         sb_printf(&json, ", \"symbol\": ");
-        if (s.symbol) sb_json(&json, s.symbol);
+        if (s.mangled)
+            sb_json(&json, fl_tool_symbol_display(s.mangled, FL_DEMANGLE_FULL, full, sizeof full));
+        else if (s.symbol) sb_json(&json, s.symbol);
+        else sb_printf(&json, "null");
+        sb_printf(&json, ", \"mangled\": ");
+        if (s.mangled) sb_json(&json, s.mangled);
         else sb_printf(&json, "null");
         if (s.symbol) sb_printf(&json, ", \"offset\": %" PRIu64, s.offset);
         else sb_printf(&json, ", \"offset\": null");

@@ -66,8 +66,10 @@ for i, t in enumerate(doc["threads"]):
           f"thread {i} registers")
     check(t["frames_truncated"] == (i == 1), f"thread {i} frames_truncated")
     for fr in t["frames"]:
-        check(set(fr) == {"pc", "sp", "method", "image", "symbol", "offset", "file", "line"},
-              "frame keys")
+        check(set(fr) == {"pc", "sp", "method", "image", "symbol", "mangled", "offset", "file",
+                          "line"}, "frame keys")
+        # C names are their own link names; no symbol, no link name.
+        check(fr["mangled"] == fr["symbol"], f"frame mangled {fr}")
         check((fr["file"] is None) == (fr["line"] is None), "frame file and line together")
         check(is_hex(fr["pc"]) and is_hex(fr["sp"]), "frame addresses")
         check(fr["method"] in ("cfi", "frame_pointer", "context", "link_register", "scan",
@@ -89,7 +91,7 @@ if mode == "full" and len(t0) == 7:
     check((t0[5]["image"], t0[5]["symbol"], t0[5]["offset"]) == (3, "fl_cli_target_b", 6),
           f"frame 5 {t0[5]}")
     check(t0[6] == {"pc": "0x10", "sp": "0x7ffd00001180", "method": "scan", "image": None,
-                    "symbol": None, "offset": None, "file": None, "line": None},
+                    "symbol": None, "mangled": None, "offset": None, "file": None, "line": None},
           f"frame 6 {t0[6]}")
 
 for i, img in enumerate(doc["images"]):

@@ -44,6 +44,17 @@ int main(void) {
     norm("ns::Foo::operator bool() const", "ns::Foo::operator bool");
     norm("main::{lambda(int)#1}::operator()(int) const", "main::{lambda(int)#1}::operator()");
     norm("int ns::g<ns::Tag>(ns::Tag&&) &&", "ns::g<T>");
+    /* Rust (demangled in the simplified form): arguments go, qualified paths stay. */
+    norm("core::ptr::drop_in_place::<alloc::vec::Vec<u8>>", "core::ptr::drop_in_place::<T>");
+    norm("core::ptr::drop_in_place<std::rt::lang_start<()>::{{closure}}>",
+         "core::ptr::drop_in_place<T>");
+    norm("<mycrate::Foo as core::fmt::Debug>::fmt", "<mycrate::Foo as core::fmt::Debug>::fmt");
+    norm("<alloc::vec::Vec<i32> as core::ops::drop::Drop>::drop",
+         "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop");
+    norm("<(i32, &str) as mycrate::Tr>::f", "<(i32, &str) as mycrate::Tr>::f");
+    norm("<mycrate::Foo<u8>>::new", "<mycrate::Foo<T>>::new");
+    norm("mycrate::apply::<mycrate::main::{closure#0}>::{closure#0}",
+         "mycrate::apply::<T>::{closure#0}");
     /* Malformed input is cut, never overrun. */
     norm("broken<unclosed(int", "broken");
     char small[8];
