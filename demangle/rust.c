@@ -34,9 +34,6 @@ static void put(dm_t *d, const char *s, size_t len) {
 
 static void puts_(dm_t *d, const char *s) { put(d, s, strlen(s)); }
 
-/* Once the output is full nothing more can be printed: backrefs need not be followed. */
-static bool full_out(const dm_t *d) { return d->n + 1 >= d->cap; }
-
 static void put_u64(dm_t *d, uint64_t v, unsigned base) {
     char b[24];
     size_t i = sizeof b;
@@ -353,7 +350,10 @@ static bool backref(dm_t *d, size_t *saved) {
         d->err = true;
         return false;
     }
-    if (d->skip || full_out(d)) return false;
+    /* Not followed where nothing is printed (binutils neither); followed even once the output
+     * is full, so that whether a name is valid does not depend on cap (STEPS_MAX bounds the
+     * work of names whose backrefs expand exponentially). */
+    if (d->skip) return false;
     *saved = d->pos;
     d->pos = (size_t)target;
     return true;
