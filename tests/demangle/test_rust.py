@@ -59,7 +59,7 @@ def compare(what, names):
     rust = [n for n in names if scheme(n)]
     other = [n for n in names if not scheme(n)]
     counts = {"v0": sum(scheme(n) == "v0" for n in rust), "legacy": sum(scheme(n) == "legacy" for n in rust)}
-    suffixed = sum("." in n for n in rust)
+    suffixed = sum(bool(re.search(r"^_R[^.]*\.|E\.[A-Za-z0-9_.$@]*$", n)) for n in rust)
     for opts, form in (((), "full"), (("-i",), "simplified")):
         want = filt(rust, *opts)
         got = ours(rust, *(("--simplified",) if opts else ()))
