@@ -11,8 +11,9 @@
  *  - bit 7 set: the rest is a binary (ELF, thin or fat Mach-O) opened as the CLI opens one
  *    (fl_tool_bin_open) and indexed by fl_tool_symindex_get with a cache directory: built, stored,
  *    then loaded back from the cache, and both must answer every lookup alike. The index is
- *    built without DWARF lines and names are not demangled (lines_none.c and demangle_darwin.c
- *    are compiled in): libdw and libstdc++'s demangler are not ours to fuzz here.
+ *    built without DWARF lines (lines_none.c is compiled in: libdw is not ours to fuzz here);
+ *    it holds link names, which only the views demangle (demangle_darwin.c stands in for
+ *    libstdc++'s C++ demangler all the same).
  * symindex.c is compiled into this file to reach its static loader and its hash. Aborts on a
  * broken promise: an entry loaded against the wrong identity, a lookup that returns a name or
  * file outside the string table, or not NUL-terminated inside it, a cached index that answers
