@@ -82,7 +82,9 @@ static int hexval(char c) {
     return -1;
 }
 
-/* <base-62-number>: "_" is 0, "<digits>_" is their value + 1. */
+/* <base-62-number>: "_" is 0, "<digits>_" is their value + 1. Modulo 2^64, as binutils
+ * computes it: a disambiguator is a 64-bit hash whose value only shows; backrefs, lifetimes and
+ * binders are checked against what they index. */
 static uint64_t int62(dm_t *d) {
     if (eat(d, '_')) return 0;
     uint64_t x = 0;
@@ -90,13 +92,9 @@ static uint64_t int62(dm_t *d) {
         int v = b62(peek(d));
         if (v < 0) break;
         d->pos++;
-        if (x > (UINT64_MAX - (uint64_t)v) / 62) {
-            d->err = true;
-            return 0;
-        }
         x = x * 62 + (uint64_t)v;
     }
-    if (!eat(d, '_') || x == UINT64_MAX) {
+    if (!eat(d, '_')) {
         d->err = true;
         return 0;
     }
@@ -106,9 +104,7 @@ static uint64_t int62(dm_t *d) {
 /* An optional tagged number ('s' disambiguator, 'G' binder): 0 when absent, else value + 1. */
 static uint64_t opt_int62(dm_t *d, char tag) {
     if (!eat(d, tag)) return 0;
-    uint64_t x = int62(d);
-    if (x == UINT64_MAX) d->err = true;
-    return x + 1;
+    return int62(d) + 1;
 }
 
 typedef struct ident {
@@ -262,17 +258,7 @@ static void print_ident(dm_t *d, const ident_t *id, bool v0) {
             if (id->ascii) put(d, id->ascii, id->alen);
             return;
         }
-        size_t n0 = d->n;
-        if (!punycode(d, id)) {
-            d->n = n0;
-            puts_(d, "punycode{");
-            if (id->ascii) {
-                put(d, id->ascii, id->alen);
-                puts_(d, "-");
-            }
-            put(d, id->puny, id->plen);
-            puts_(d, "}");
-        }
+        if (!punycode(d, id)) d->err = true; /* (binutils declines these names too) */
         return;
     }
     const char *p = id->ascii;
@@ -310,10 +296,7 @@ static void lifetime(dm_t *d, uint64_t lt) {
         puts_(d, "_");
         return;
     }
-    if (lt > d->lt_depth) {
-        d->err = true;
-        return;
-    }
+    /* An index past the binders wraps around, as binutils computes it ('_18446744073709551615). */
     uint64_t depth = d->lt_depth - lt;
     if (depth < 26) {
         char c = (char)('a' + depth);
@@ -345,15 +328,14 @@ static void binder(dm_t *d) {
 static bool backref(dm_t *d, size_t *saved) {
     size_t at = d->pos - 1; /* of the 'B' */
     uint64_t target = int62(d);
-    if (d->err) return false;
+    /* Neither followed nor checked where nothing is printed (binutils does the same); followed
+     * even once the output is full, so that whether a name is valid does not depend on cap
+     * (STEPS_MAX bounds the work of names whose backrefs expand exponentially). */
+    if (d->err || d->skip) return false;
     if (target >= at) {
         d->err = true;
         return false;
     }
-    /* Not followed where nothing is printed (binutils neither); followed even once the output
-     * is full, so that whether a name is valid does not depend on cap (STEPS_MAX bounds the
-     * work of names whose backrefs expand exponentially). */
-    if (d->skip) return false;
     *saved = d->pos;
     d->pos = (size_t)target;
     return true;
@@ -648,8 +630,7 @@ static void type(dm_t *d) {
     d->depth--;
 }
 
-/* <hex-digits> "_" of a const: the number of digits (0 for "0_"... as written), the value if it
- * fits 64 bits. */
+/* <hex-digits> "_" of a const: how many digits, and their value (its low 64 bits). */
 static size_t hex_digits(dm_t *d, uint64_t *value, size_t *start) {
     *start = d->pos;
     *value = 0;
@@ -673,6 +654,10 @@ static void const_uint(dm_t *d) {
     uint64_t v;
     size_t start, n = hex_digits(d, &v, &start);
     if (d->err) return;
+    if (n == 0) { /* zero is "0_" */
+        d->err = true;
+        return;
+    }
     if (n > 16) {
         /* binutils prints these from the second digit on, '_' included; so do we. */
         puts_(d, "0x");
@@ -791,10 +776,9 @@ int fl_demangle_rust(const char *sym, char *out, size_t cap, unsigned flags) {
     out[0] = 0;
     dm_t d = {.out = out, .cap = cap, .full = !(flags & FL_DEMANGLE_SIMPLIFIED)};
     bool v0;
+    /* (Mach-O's extra '_' is the caller's to drop: fl_tool_symbol_link_name.) */
     if (strncmp(sym, "_R", 2) == 0) v0 = true, d.s = sym + 2;
-    else if (strncmp(sym, "__R", 3) == 0) v0 = true, d.s = sym + 3;   /* Mach-O, raw */
     else if (strncmp(sym, "_ZN", 3) == 0) v0 = false, d.s = sym + 3;
-    else if (strncmp(sym, "__ZN", 4) == 0) v0 = false, d.s = sym + 4;
     else return FL_ENOTFOUND;
     /* Rust names are ASCII: [A-Za-z0-9_], legacy also $ . : and @ in the suffix; a v0 name
      * ends at its first '.' (".llvm.123" and the like are not shown, as c++filt does). */

@@ -5,8 +5,8 @@
  * or FL_ENOTFOUND, a length that is not the output's (NUL-terminated, shorter than cap), a
  * byte written past cap (a guard after the buffer), or the two forms disagreeing on whether
  * the name is Rust's. Termination is libFuzzer's -timeout.
- * Seeds: corpus/fuzz_demangle_rust/ (names of rust/crasher.rs in both schemes, written by
- * tests/demangle/test_rust.py's binaries; see docs/demangling.md). Run:
+ * Seeds: corpus/fuzz_demangle_rust/ (real names of both schemes, one per grammar feature, from
+ * rust/crasher.rs's binaries and the toolchain's librustc_driver, and a few made by hand). Run:
  * scripts/fuzz.sh BUILD fuzz_demangle_rust. */
 #include <stdint.h>
 #include <stdlib.h>

@@ -11,6 +11,7 @@
 # hashes differ make one triage group.
 import json
 import os
+import random
 import re
 import subprocess
 import sys
@@ -83,7 +84,9 @@ def compare(what, names):
 v0 = build("crasher-v0", "v0")
 legacy = build("crasher-legacy", "legacy")
 total = {"v0": 0, "legacy": 0}
+all_rust = []
 for path in (v0, legacy):
+    all_rust += [n for n in symbols(path) if scheme(n)]
     c = compare(os.path.basename(path), symbols(path))
     for k in total:
         total[k] += c[k]
@@ -93,7 +96,35 @@ sysroot = run([args.rustc, "--print", "sysroot"]).stdout.strip()
 libdir = os.path.join(sysroot, "lib")
 for f in sorted(os.listdir(libdir)) if os.path.isdir(libdir) else []:
     if re.match(r"^lib(std|rustc_driver)-.*\.so$", f):
-        compare(f, symbols(os.path.join(libdir, f)))
+        syms = symbols(os.path.join(libdir, f))
+        compare(f, syms)
+        all_rust += [n for n in syms if scheme(n)]
+
+# Damaged names: 60,000 copies of real ones with one to three bytes changed, inserted or deleted
+# (a fixed seed). Whatever we demangle must be what c++filt prints; we may decline a name c++filt
+# prints (a backref into the middle of a token, which binutils follows into garbage), rarely.
+random.seed(18)
+pool = [n for n in all_rust if len(n) < 2000]
+alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_$."
+mutants = []
+for _ in range(60000):
+    m = list(random.choice(pool))
+    for _ in range(random.randint(1, 3)):
+        p, op = random.randrange(len(m)), random.random()
+        if op < 0.4:
+            m[p] = random.choice(alphabet)
+        elif op < 0.7:
+            m.insert(p, random.choice(alphabet))
+        elif len(m) > 3:
+            del m[p]
+    mutants.append("".join(m))
+want, got = filt(mutants), ours(mutants)
+wrong = [(n, w, g) for n, w, g in zip(mutants, want, got) if g != n and g != w]
+declined = sum(g == n and w != n for n, w, g in zip(mutants, want, got))
+check(not wrong, f"damaged names: {len(wrong)} demangled otherwise than by c++filt: {wrong[:3]}")
+check(declined * 1000 <= len(mutants), f"damaged names: {declined} declined that c++filt prints")
+print(f"damaged names: {len(mutants)}, {sum(g != n for n, g in zip(mutants, got))} demangled as c++filt "
+      f"does, {declined} declined that c++filt prints", flush=True)
 
 # `faultline demangle` (the CLI's dispatch) on the crate's Rust names, within its 4095-byte cut.
 names = [n for n in symbols(v0) + symbols(legacy) if scheme(n)]
