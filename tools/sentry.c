@@ -53,7 +53,12 @@ static void stacktrace(fl_tool_jw_t *j, const Faultline__Report *r, const Faultl
             fl_tool_jw_hex(j, "image_addr", r->images[s.image]->start);
         }
         if (s.symbol) {
-            fl_tool_jw_str(j, "function", s.symbol);
+            /* function: the full demangled name (Sentry shortens it itself); symbol: as linked. */
+            char full[FL_TOOL_NAME_MAX];
+            fl_tool_jw_str(j, "function", s.mangled ? fl_tool_symbol_display(s.mangled, FL_DEMANGLE_FULL,
+                                                                             full, sizeof full)
+                                                    : s.symbol);
+            if (s.mangled) fl_tool_jw_str(j, "symbol", s.mangled);
             fl_tool_jw_hex(j, "symbol_addr", f->pc - s.offset);
         }
         if (s.file) {
