@@ -66,6 +66,7 @@ long fl_sys_write(int fd, const void *buf, size_t len);   /* AS-SAFE */
 long fl_sys_write_all(int fd, const void *buf, size_t len);
 long fl_sys_read(int fd, void *buf, size_t len);          /* AS-SAFE */
 long fl_sys_pread(int fd, void *buf, size_t len, int64_t off); /* AS-SAFE */
+long fl_sys_pwrite(int fd, const void *buf, size_t len, int64_t off); /* AS-SAFE */
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode); /* AS-SAFE */
 long fl_sys_close(int fd);                                /* AS-SAFE */
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */

@@ -71,3 +71,5 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
         fl_report_write_note(w, "EXC_GUARD: the kernel decides after this report whether the "
                                 "violation ends the process");
 }
+
+int fl_crash_os_capture_signal(void) { return 0; }

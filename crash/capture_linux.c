@@ -49,3 +49,5 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
     if (!fl_threads_signal()) fl_report_write_note(w, "no free real-time signal: other threads were not captured");
     if (l->signal_taken) fl_report_write_note(w, "the application replaced faultline's thread-capture signal handler: other threads were not captured");
 }
+
+int fl_crash_os_capture_signal(void) { return fl_threads_signal(); }

@@ -12,10 +12,12 @@
  *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
  *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
+ *  "hang": {"monitored_tid", "started", "duration_ms" (at least; a number with 3 decimals),
+ *           "threshold_ms", "check_interval_ms", "recovered", "sequence"} (null without one),
  *  "annotations": {k: v},
  *  "threads_total" (threads the process had, of which "threads" lists at most max_threads;
  *                   null when the report does not say),
- *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
+ *  "threads": [{"tid", "name", "crashed", "monitored", "state", "registers": {name: "0x.."},
  *               "frames": [{"pc", "sp", "method", "image", "symbol", "offset", "file",
  *                           "line"}],  (file and line: DWARF, null when unknown; `faultline
  *                           unwind` adds "registers": {name: "0x.."}, those the walk knew)
@@ -185,12 +187,32 @@ static void mach_fields(json_t *j, const Faultline__MachException *m) {
     close_(j, '}');
 }
 
+static void hang_fields(json_t *j, const Faultline__Hang *h) {
+    if (!h) {
+        j_null(j, "hang");
+        return;
+    }
+    char buf[40];
+    open_(j, "hang", '{');
+    j_int(j, "monitored_tid", h->monitored_tid);
+    fl_tool_fmt_time(buf, sizeof buf, h->started_unix_ns);
+    j_str(j, "started", buf[0] ? buf : NULL);
+    next(j, "duration_ms");
+    fprintf(j->o, "%" PRIu64 ".%03" PRIu64, h->duration_ns / 1000000u, h->duration_ns % 1000000u / 1000u);
+    j_int(j, "threshold_ms", h->threshold_ms);
+    j_int(j, "check_interval_ms", (int64_t)(h->check_interval_ns / 1000000u));
+    j_bool(j, "recovered", h->recovered);
+    j_int(j, "sequence", h->sequence);
+    close_(j, '}');
+}
+
 static void thread_obj(json_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym,
                        const fl_tool_frame_regs_t *fr) {
     open_(j, NULL, '{');
     j_int(j, "tid", t->tid);
     j_str(j, "name", t->name);
     j_bool(j, "crashed", t->crashed);
+    j_bool(j, "monitored", t->monitored);
     j_str(j, "state", fl_tool_state_name(t->state));
     open_(j, "registers", '{');
     for (size_t k = 0; k < t->n_registers; k++)
@@ -273,6 +295,7 @@ void fl_tool_show_json_regs(FILE *o, const Faultline__Report *r, bool truncated,
     header_fields(&j, r->header);
     signal_fields(&j, r->signal);
     mach_fields(&j, r->mach_exception);
+    hang_fields(&j, r->hang);
     open_(&j, "annotations", '{');
     for (size_t i = 0; i < r->n_annotations; i++)
         j_str(&j, r->annotations[i]->key, r->annotations[i]->value);
