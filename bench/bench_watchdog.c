@@ -60,7 +60,7 @@ static void *reference(void *arg) {
 int main(int argc, char **argv) {
     unsigned seconds = argc > 1 ? (unsigned)atoi(argv[1]) : 60;
     unsigned threshold = argc > 2 ? (unsigned)atoi(argv[2]) : FL_WATCHDOG_DEFAULT_THRESHOLD_MS;
-    g_check_ms = threshold / 2;
+    g_check_ms = threshold; /* the default check_ms */
 
     /* 1. fl_heartbeat: the best of 5 runs each. */
     uint64_t e = UINT64_MAX, b = UINT64_MAX;

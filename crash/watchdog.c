@@ -23,7 +23,7 @@ static struct {
     int wake[2]; /* the stop request: a byte in the pipe ends the poll at once */
     int monitored_tid;
     unsigned threshold_ms;
-    uint64_t threshold_ns, check_ns, slack_ns;
+    uint64_t threshold_ns, check_ns, slack_ns, confirm_ns;
 } g_wd = {.wake = {-1, -1}};
 
 /* The hang in progress and its report: static, because the capture may run on Darwin's capture
@@ -86,9 +86,9 @@ static void *watchdog_main(void *arg) {
     while (!sleep_or_stop(g_wd.check_ns)) {
         uint64_t now = mono_ns(), dt = now - prev;
         prev = now;
-        /* A late wake (the process was stopped, the machine suspended or overloaded) counts as
-         * one interval: time nobody could beat in must not make a hang. */
-        uint64_t counted = dt > g_wd.check_ns + g_wd.slack_ns ? g_wd.check_ns : dt;
+        /* A late wake (the process was stopped, the machine suspended or overloaded) counts for
+         * nothing: time nobody could beat in must not make a hang. */
+        uint64_t counted = dt > g_wd.check_ns + g_wd.slack_ns ? 0 : dt;
         bool beat = __atomic_exchange_n(&g_beat, 0, __ATOMIC_RELAXED) != 0;
         if (beat) {
             if (hung) {
@@ -114,6 +114,18 @@ static void *watchdog_main(void *arg) {
         if (stuck < g_wd.threshold_ns || __atomic_load_n(&g_exiting, __ATOMIC_SEQ_CST) ||
             reports >= FL_WATCHDOG_MAX_REPORTS)
             continue;
+        /* Confirm with one short look: a process stopped (SIGSTOP) for about one interval right
+         * after a check, and continued just before this wake, looks stuck for that interval;
+         * its loop beats again within moments of running. */
+        if (sleep_or_stop(g_wd.confirm_ns)) break;
+        now = mono_ns();
+        dt = now - prev;
+        prev = now;
+        if (__atomic_exchange_n(&g_beat, 0, __ATOMIC_RELAXED)) {
+            stuck = 0;
+            continue;
+        }
+        if (dt <= g_wd.confirm_ns + g_wd.slack_ns) stuck += dt;
         g_hang = (fl_report_hang_t){.monitored_tid = g_wd.monitored_tid,
                                     .started_unix_ns = real_ns() - stuck, .duration_ns = stuck,
                                     .threshold_ms = g_wd.threshold_ms,
@@ -137,14 +149,18 @@ int fl_watchdog_start(const fl_watchdog_options *opts) {
     if (fl_crash_config.dirfd < 0) return FL_ESTATE;
     if (g_wd.running) return FL_EBUSY;
     unsigned threshold = opts && opts->threshold_ms ? opts->threshold_ms : FL_WATCHDOG_DEFAULT_THRESHOLD_MS;
-    unsigned check = opts && opts->check_ms ? opts->check_ms : threshold / 2;
+    unsigned check = opts && opts->check_ms ? opts->check_ms : threshold;
     if (check < 25) check = 25;
     if (threshold < FL_WATCHDOG_MIN_THRESHOLD_MS || check > threshold) return FL_EINVAL;
     g_wd.threshold_ms = threshold;
     g_wd.threshold_ns = threshold * 1000000ull;
     g_wd.check_ns = check * 1000000ull;
-    /* Late by more than half an interval (and 50 ms of scheduling noise): see watchdog_main. */
-    g_wd.slack_ns = g_wd.check_ns / 2 + 50000000ull;
+    /* Late by more than a quarter of an interval and 50 ms of scheduling noise: see
+     * watchdog_main. The confirming look: a tenth of an interval, 10 to 100 ms. */
+    g_wd.slack_ns = g_wd.check_ns / 4 + 50000000ull;
+    g_wd.confirm_ns = g_wd.check_ns / 10;
+    if (g_wd.confirm_ns < 10000000ull) g_wd.confirm_ns = 10000000ull;
+    if (g_wd.confirm_ns > 100000000ull) g_wd.confirm_ns = 100000000ull;
     g_wd.monitored_tid = (int)fl_sys_gettid();
     __atomic_store_n(&g_exiting, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_beat, 0, __ATOMIC_RELAXED);

@@ -212,8 +212,10 @@ FL_API int fl_last_crash(const char *report_dir, fl_crash_info *out);
 
 typedef struct fl_watchdog_options {
     unsigned threshold_ms; /* a hang: no fl_heartbeat for this long; 0 = 2000, at least 50 */
-    unsigned check_ms;     /* how often the watchdog wakes; 0 = threshold_ms / 2 (at least 25);
-                            * at most threshold_ms. Fewer wakes cost less (docs/hangs.md) */
+    unsigned check_ms;     /* how often the watchdog wakes; 0 = threshold_ms (at least 25), at
+                            * most threshold_ms. A hang is found between threshold_ms and
+                            * threshold_ms + check_ms after the last beat; each wake costs CPU
+                            * (docs/hangs.md) */
 } fl_watchdog_options;
 
 /* Starts the watchdog thread, which monitors the CALLING thread: when that thread has not called
