@@ -31,6 +31,20 @@ static void beat_for(unsigned ms) {
     fl_heartbeat();
 }
 
+/* A loop whose iterations are 250 ms of this thread's CPU time: a stop does not shorten the
+ * iteration it interrupts, so after SIGCONT the next beat is up to 250 ms away. */
+static void work_for(unsigned ms) {
+    double end = now_s() + ms / 1000.0;
+    while (now_s() < end) {
+        fl_heartbeat();
+        struct timespec c0, c;
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
+        do clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+        while ((c.tv_sec - c0.tv_sec) * 1e3 + (c.tv_nsec - c0.tv_nsec) / 1e6 < 250);
+    }
+    fl_heartbeat();
+}
+
 /* The known functions the hang is found in (run_watchdog.py checks them against nm). */
 __attribute__((noinline)) void wd_stuck_spin(unsigned ms) {
     double end = now_s() + ms / 1000.0;
@@ -57,7 +71,7 @@ static void crash_at_exit(void) { crash_now(); }
 
 static int usage(void) {
     fprintf(stderr, "usage: hangapp DIR MODE [threshold_ms check_ms block_ms after_ms]\n"
-                    "modes: spin sleep forever beat crash exitcrash quickexit lastrun\n");
+                    "modes: spin sleep forever beat work crash exitcrash quickexit lastrun\n");
     return 2;
 }
 
@@ -111,6 +125,8 @@ int main(int argc, char **argv) {
         wd_stuck_forever();
     } else if (strcmp(mode, "beat") == 0) {
         beat_for(block);
+    } else if (strcmp(mode, "work") == 0) {
+        work_for(block);
     } else if (strcmp(mode, "crash") == 0) {
         crash_now();
     } else if (strcmp(mode, "exitcrash") == 0) {

@@ -234,7 +234,9 @@ def main():
             lr = last_run(rdir)
             check(lr.get("ending") == "killed", "fl_last_run: _exit is not a clean exit (told as killed)")
         elif case == "sigstop":
-            pr = start(rdir, "beat", THRESHOLD, CHECK, 6000)
+            # Iterations of 250 ms of CPU time: after SIGCONT the loop's next beat is still up to
+            # 250 ms away, so the watchdog's first (late) wake finds no beat.
+            pr = start(rdir, "work", THRESHOLD, CHECK, 6000)
             time.sleep(1.0)
             pr.send_signal(signal.SIGSTOP)
             time.sleep(3 * THRESHOLD / 1000 + 0.5)
