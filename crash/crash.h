@@ -203,6 +203,10 @@ int fl_crash_snapshot(fl_capture_request_t *req);
 /* Called by fl_uninstall (fl_watchdog_stop) and by the exit handler: from now on no new hang is
  * reported (exit handlers that take long are not a hang of the loop). AS-SAFE. */
 void fl_crash_watchdog_exiting(void);
+/* In a fork child, which has no watchdog thread: forgets the parent's (its pipe closed), so
+ * that fl_watchdog_stop does not wait for a thread that is not there and fl_watchdog_start may
+ * start one. NOT AS-SAFE (a pthread_atfork child handler). */
+void fl_crash_watchdog_forget(void);
 /* The watchdog thread's tid (0 when none): for benchmarks and tests. AS-SAFE. */
 int fl_crash_watchdog_tid(void);
 

@@ -78,6 +78,7 @@ static void mark_clean_at_exit(void) {
  * the parent's lock (the open file description's) goes when the parent ends. */
 static void forget_marker_in_child(void) {
     fl_run_marker_close(&fl_crash_config.marker);
+    fl_crash_watchdog_forget(); /* the watchdog thread stayed in the parent */
 }
 
 static void marker_hooks_once(void) {

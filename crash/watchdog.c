@@ -182,6 +182,15 @@ int fl_watchdog_start(const fl_watchdog_options *opts) {
     return 0;
 }
 
+void fl_crash_watchdog_forget(void) {
+    if (!g_wd.running) return;
+    close(g_wd.wake[0]);
+    close(g_wd.wake[1]);
+    g_wd.wake[0] = g_wd.wake[1] = -1;
+    g_wd.running = false;
+    __atomic_store_n(&g_watchdog_tid, 0, __ATOMIC_SEQ_CST);
+}
+
 void fl_watchdog_stop(void) {
     if (!g_wd.running) return;
     char b = 1;

@@ -2,6 +2,7 @@
 /* A main loop under the watchdog, for run_watchdog.py: hangs, recoveries, kills, crashes, exits. */
 #include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -131,6 +132,22 @@ int main(int argc, char **argv) {
         crash_now();
     } else if (strcmp(mode, "exitcrash") == 0) {
         /* exit() below: faultline marks the run clean, then crash_at_exit crashes. */
+    } else if (strcmp(mode, "forkcrash") == 0 || strcmp(mode, "forkstop") == 0) {
+        /* A fork child is no run of its own: its crash or its exit leaves the parent's marker
+         * alone, and stopping the watchdog it has not got returns at once. */
+        pid_t child = fork();
+        if (child == 0) {
+            if (mode[4] == 'c') crash_now();
+            fl_watchdog_stop();
+            fl_uninstall();
+            exit(0);
+        }
+        int st;
+        waitpid(child, &st, 0);
+        printf("child %s %d\n", WIFSIGNALED(st) ? "signal" : "exit",
+               WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+        fflush(stdout);
+        if (mode[4] == 'c') _exit(0); /* the parent's run: killed, whatever the child did */
     } else if (strcmp(mode, "quickexit") == 0) {
         _exit(0); /* no exit handlers: not a clean exit as far as the marker knows */
     } else {

@@ -228,6 +228,19 @@ def main():
             check(lr.get("ending") == "crashed", "fl_last_run: crashed")
             if doc:
                 check(lr.get("report") == doc["report_id"], "fl_last_run names the crash report")
+        elif case == "fork":
+            rc, out, err = run_app(rdir, "forkcrash", THRESHOLD, CHECK, timeout=60)
+            check(f"child signal {signal.SIGSEGV}" in out, f"the fork child crashed ({out.strip()})")
+            rs = reports(rdir)
+            check(len(rs) == 1 and show_json(rs[0])["kind"] == "crash", "the child's crash report")
+            lr = last_run(rdir)
+            check(lr.get("ending") == "killed" and lr.get("runs") == "1",
+                  "fl_last_run: the parent's run (_exit) is killed; the child's crash is not a run")
+            rdir2 = os.path.join(tmp, "reports2")
+            rc, out, err = run_app(rdir2, "forkstop", THRESHOLD, CHECK, 300, timeout=60)
+            check(rc == 0 and "child exit 0" in out, f"the child stopped the watchdog it has not got and exited ({rc}, {out.strip()})")
+            lr = last_run(rdir2)
+            check(lr.get("ending") == "clean" and lr.get("runs") == "1", "fl_last_run: one run, clean")
         elif case == "quick_exit":
             rc, out, err = run_app(rdir, "quickexit", THRESHOLD, CHECK)
             check(rc == 0, "_exit(0)")
