@@ -38,7 +38,7 @@ def reports(rdir):
 
 
 def cli(*args):
-    sym = [x for d in a.symbols for x in ("--symbols", d)]
+    sym = [x for d in a.symbols for x in ("--symbols", d)] if args[0] in ("show", "triage") else []
     r = subprocess.run([a.cli, *args[:1], *sym, *args[1:]], capture_output=True, text=True,
                        timeout=120)
     return r.returncode, r.stdout, r.stderr
@@ -65,7 +65,8 @@ def hang_records(path):
     recs, cur, depth = [], None, 0
     for line in r.stdout.splitlines():
         s = line.strip()
-        if depth == 0 and s == "11 {":
+        # Top-level fields only (no indentation): a thread's packed fields may decode as messages.
+        if depth == 0 and line == "11 {":
             cur, depth = {}, 1
             continue
         if cur is not None:
