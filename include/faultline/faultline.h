@@ -225,7 +225,7 @@ typedef struct fl_watchdog_options {
  * until the thread beats again; then it appends the final duration to that report. opts may be
  * NULL (defaults). Requires fl_install. Returns 0, FL_ESTATE (not installed), FL_EBUSY (already
  * running), FL_EINVAL (threshold below 50 ms, check above threshold), FL_EIO (no thread).
- * NOT AS-SAFE. */
+ * NOT AS-SAFE. Not thread-safe against concurrent fl_watchdog_start/stop, fl_uninstall. */
 FL_API int fl_watchdog_start(const fl_watchdog_options *opts);
 /* Stops and joins the watchdog thread (a hang in progress is closed as it stands, its report
  * keeping the duration seen at detection). fl_uninstall calls it. NOT AS-SAFE. */
