@@ -93,6 +93,7 @@ long fl_sys_futex_wake(volatile int *addr, int count); /* AS-SAFE */
 /* Linux only (sys_linux.c), and called only by *_linux.c files: */
 long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
+long fl_sys_set_thread_name(const char *name);             /* the calling thread's; <= 15 bytes */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */

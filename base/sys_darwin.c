@@ -87,3 +87,8 @@ long fl_sys_futex_wake(volatile int *addr, int count) {
     (void)count;
     return 0;
 }
+
+/* Darwin names only the calling thread. */
+long fl_sys_set_thread_name(const char *name) {
+    return -(long)pthread_setname_np(name);
+}

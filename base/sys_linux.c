@@ -69,6 +69,10 @@ long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     return SYS(SYS_getrandom, buf, len, flags, 0, 0, 0);
 }
 
+long fl_sys_set_thread_name(const char *name) {
+    return SYS(SYS_prctl, PR_SET_NAME, name, 0, 0, 0, 0);
+}
+
 long fl_sys_prctl_get_name(char name[16]) {
     name[0] = 0;
     long r = SYS(SYS_prctl, PR_GET_NAME, name, 0, 0, 0, 0);

@@ -78,6 +78,7 @@ static void *watchdog_main(void *arg) {
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) sigdelset(&set, fl_crash_signals[i]);
     if (fl_crash_os_capture_signal()) sigdelset(&set, fl_crash_os_capture_signal());
     pthread_sigmask(SIG_SETMASK, &set, NULL);
+    fl_sys_set_thread_name("fl-watchdog"); /* so that reports show whose thread it is */
     __atomic_store_n(&g_watchdog_tid, (int)fl_sys_gettid(), __ATOMIC_SEQ_CST);
 
     uint64_t prev = mono_ns(), stuck = 0;
