@@ -72,7 +72,7 @@ static void crash_at_exit(void) { crash_now(); }
 
 static int usage(void) {
     fprintf(stderr, "usage: hangapp DIR MODE [threshold_ms check_ms block_ms after_ms]\n"
-                    "modes: spin sleep forever beat work crash exitcrash quickexit lastrun\n");
+                    "modes: spin twice sleep forever beat work crash exitcrash quickexit lastrun\n");
     return 2;
 }
 
@@ -118,6 +118,11 @@ int main(int argc, char **argv) {
     beat_for(300);
     if (strcmp(mode, "spin") == 0) {
         wd_stuck_spin(block);
+        beat_for(after);
+    } else if (strcmp(mode, "twice") == 0) {
+        wd_stuck_spin(block);
+        beat_for(after);
+        wd_stuck_sleep(block);
         beat_for(after);
     } else if (strcmp(mode, "sleep") == 0) {
         wd_stuck_sleep(block);

@@ -178,6 +178,17 @@ def main():
             check_hang_report(rdir, func, True)
             lr = last_run(rdir)
             check(lr.get("ending") == "clean", "fl_last_run: a recovered hang then exit is clean")
+        elif case == "hang_twice":
+            rc, out, err = run_app(rdir, "twice", THRESHOLD, CHECK, BLOCK, AFTER)
+            check(rc == 0, f"exits 0 ({rc})")
+            docs = [show_json(r) for r in reports(rdir)]
+            check(len(docs) == 2, f"two hangs, two reports ({len(docs)})")
+            seqs = sorted(d["hang"]["sequence"] for d in docs if d["hang"])
+            check(seqs == [1, 2], f"sequences 1 and 2 ({seqs})")
+            check(all(d["hang"] and d["hang"]["recovered"] for d in docs), "both recovered")
+            funcs = sorted(f["symbol"] for d in docs for t in d["threads"] if t["monitored"]
+                           for f in t["frames"] if f["symbol"] in ("wd_stuck_spin", "wd_stuck_sleep"))
+            check(funcs == ["wd_stuck_sleep", "wd_stuck_spin"], f"one in each function ({funcs})")
         elif case == "hang_killed":
             pr = start(rdir, "forever", THRESHOLD, CHECK)
             deadline = time.time() + 60
@@ -210,13 +221,18 @@ def main():
             check(reports(rdir) == [], "no report for a loop that keeps beating")
             pr = start(rdir, "beat", THRESHOLD, CHECK, 60000)
             time.sleep(1.5)
+            # Another process of the app asks while this run goes on: its marker is locked, so
+            # it is left alone (the clean run before it was told and is gone).
+            check(last_run(rdir).get("ending") == "clean", "fl_last_run meanwhile: the earlier clean run")
+            check(last_run(rdir).get("error") == "-5", "fl_last_run meanwhile: FL_ENOTFOUND, the live run is left alone")
+            check(len(glob.glob(os.path.join(rdir, ".run-*"))) == 1, "the live run's marker is still there")
             pr.send_signal(signal.SIGKILL)
             pr.wait(timeout=60)
             check(reports(rdir) == [], "still no report")
             lr = last_run(rdir)
             check(lr.get("ending") == "killed" and lr.get("report") == "-",
                   "fl_last_run: the SIGKILLed beating loop ended killed")
-            check(lr.get("runs") == "2" and lr.get("unclean") == "1", "two runs, one unclean")
+            check(lr.get("runs") == "1" and lr.get("unclean") == "1", "one run (the clean one was told), unclean")
         elif case in ("crash", "exit_crash"):
             rc, out, err = run_app(rdir, "crash" if case == "crash" else "exitcrash", THRESHOLD, CHECK)
             check(rc in (-signal.SIGSEGV, 128 + signal.SIGSEGV), f"dies of SIGSEGV ({rc})")
