@@ -10,6 +10,8 @@
 
 uint32_t fl_crash_os_self(void) { return pthread_mach_thread_np(pthread_self()); }
 
+int fl_crash_os_capture_signal(void) { return 0; }
+
 int fl_crash_os_tid(const fl_capture_request_t *req) {
     return fl_mach_thread_id(req->thread ? req->thread : fl_crash_os_self());
 }
@@ -71,5 +73,3 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
         fl_report_write_note(w, "EXC_GUARD: the kernel decides after this report whether the "
                                 "violation ends the process");
 }
-
-int fl_crash_os_capture_signal(void) { return 0; }

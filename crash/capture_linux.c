@@ -14,6 +14,8 @@ bool fl_crash_os_may_continue(const fl_capture_request_t *req) {
 
 uint32_t fl_crash_os_self(void) { return 0; }
 
+int fl_crash_os_capture_signal(void) { return fl_threads_signal(); }
+
 int fl_crash_os_submit(const fl_capture_request_t *req) {
     (void)req;
     return FL_ENOSYS;
@@ -49,5 +51,3 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
     if (!fl_threads_signal()) fl_report_write_note(w, "no free real-time signal: other threads were not captured");
     if (l->signal_taken) fl_report_write_note(w, "the application replaced faultline's thread-capture signal handler: other threads were not captured");
 }
-
-int fl_crash_os_capture_signal(void) { return fl_threads_signal(); }

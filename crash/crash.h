@@ -192,12 +192,6 @@ void fl_crash_abandon(void);
 /* A thread that crashed while another thread is capturing records its context here before it
  * waits, so the report shows where it crashed (and a note says so). AS-SAFE. */
 void fl_crash_publish_waiter(int sig, const void *ucontext);
-/* A capture that lets the process go on (a snapshot, kind 2, or a hang, kind 3) from any thread,
- * serialised against crashes and other snapshots (handler.c): the platform's capture server
- * when it has one, else on the calling thread. 0, FL_ESTATE (not installed), FL_EBUSY, or the
- * writer's error. AS-SAFE. */
-int fl_crash_snapshot(fl_capture_request_t *req);
-
 /* ---- The watchdog (watchdog.c) ---- */
 
 /* Called by fl_uninstall (fl_watchdog_stop) and by the exit handler: from now on no new hang is
@@ -334,6 +328,12 @@ void fl_crash_restore_signal_actions(void);
 bool fl_crash_claim_once(void);
 bool fl_crash_claimed(void);
 void fl_crash_finish(void);
+/* The state an in-line capture holds on its own thread (IDLE -> SNAPSHOT -> IDLE): fl_snapshot,
+ * and fl_thread_backtrace, which uses the same thread-capture machinery. begin is false while a
+ * crash or another in-line capture holds it (the caller's FL_EBUSY); a crash on another thread
+ * waits (bounded) for end; a fault of the holder's own is a recrash. AS-SAFE. */
+bool fl_crash_inline_begin(void);
+void fl_crash_inline_end(void);
 
 /* Lists the task's threads (task_threads), with `self` (the requesting thread) as t[0] and up to
  * max-1 others, never the exception server's; suspends every listed thread except self and the

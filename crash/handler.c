@@ -199,24 +199,6 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     fl_crash_pass_on(sig, info, ucontext, true, FL_SIGINFO_TELLS_ORIGIN);
 }
 
-int fl_crash_snapshot(fl_capture_request_t *req) {
-    if (fl_crash_config.dirfd < 0) return FL_ESTATE;
-    int e = fl_crash_os_submit(req);
-    if (e != FL_ENOSYS) return e;
-    int expected = IDLE;
-    if (!__atomic_compare_exchange_n(&g_state, &expected, SNAPSHOT, false, __ATOMIC_SEQ_CST,
-                                     __ATOMIC_SEQ_CST))
-        return FL_EBUSY;
-    g_owner_sig = 0;
-    g_owner_depth = 1;
-    __atomic_store_n(&g_owner_tid, (int)fl_sys_gettid(), __ATOMIC_SEQ_CST);
-    e = fl_crash_capture(req);
-    __atomic_store_n(&g_owner_tid, 0, __ATOMIC_SEQ_CST);
-    __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
-    fl_sys_futex_wake(&g_state, 1 << 30);
-    return e;
-}
-
 __attribute__((noinline)) int fl_snapshot(const char *reason) {
     if (fl_crash_config.dirfd < 0) return FL_ESTATE;
     fl_regs_t regs;
@@ -224,7 +206,29 @@ __attribute__((noinline)) int fl_snapshot(const char *reason) {
     fl_regs_get_current(&regs); /* this frame stays live while the capture walks it */
     fl_capture_request_t req = {.kind = 2, .regs = &regs, .reason = reason ? reason : "",
                                 .thread = fl_crash_os_self()};
-    return fl_crash_snapshot(&req);
+    int e = fl_crash_os_submit(&req);
+    if (e != FL_ENOSYS) return e;
+    if (!fl_crash_inline_begin()) return FL_EBUSY;
+    e = fl_crash_capture(&req);
+    fl_crash_inline_end();
+    return e;
+}
+
+bool fl_crash_inline_begin(void) {
+    int expected = IDLE;
+    if (!__atomic_compare_exchange_n(&g_state, &expected, SNAPSHOT, false, __ATOMIC_SEQ_CST,
+                                     __ATOMIC_SEQ_CST))
+        return false;
+    g_owner_sig = 0;
+    g_owner_depth = 1;
+    __atomic_store_n(&g_owner_tid, (int)fl_sys_gettid(), __ATOMIC_SEQ_CST);
+    return true;
+}
+
+void fl_crash_inline_end(void) {
+    __atomic_store_n(&g_owner_tid, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_state, 1 << 30);
 }
 
 void fl_crash_sigaction_init(struct sigaction *sa, void (*fn)(int, siginfo_t *, void *), int flags) {

@@ -50,6 +50,17 @@ static uint64_t real_ns(void) {
     return ns;
 }
 
+/* A hang report is an in-line capture as fl_snapshot's is (crash/handler.c): the platform's
+ * capture server when it has one (Darwin), else on this thread under the in-line state. */
+static int snapshot(fl_capture_request_t *req) {
+    int e = fl_crash_os_submit(req);
+    if (e != FL_ENOSYS) return e;
+    if (!fl_crash_inline_begin()) return FL_EBUSY;
+    e = fl_crash_capture(req);
+    fl_crash_inline_end();
+    return e;
+}
+
 /* The capture runs from here so that this frame, holding the registers, stays live while the
  * capture walks the watchdog thread itself (as fl_snapshot does). */
 static __attribute__((noinline)) int capture_hang(void) {
@@ -59,7 +70,7 @@ static __attribute__((noinline)) int capture_hang(void) {
     fl_capture_request_t req = {.kind = 3, .regs = &regs, .reason = "hang",
                                 .thread = fl_crash_os_self(), .hang = &g_hang,
                                 .id_out = g_hang_id, .name_out = g_hang_name};
-    return fl_crash_snapshot(&req);
+    return snapshot(&req);
 }
 
 /* Sleeps at most ns; true when asked to stop. */

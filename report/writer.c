@@ -11,8 +11,7 @@
 /* Report fields (proto/faultline.proto). */
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
-    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_HANG = 11,
-    F_COMPLETE = 15
+    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_COMPLETE = 15
 };
 /* Thread fields. */
 enum {
@@ -337,6 +336,8 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     fl_strbuf_puts(&sb, " bytes)");
     put_note(w, msg);
 }
+
+enum { F_HANG = 11 }; /* Report.hang */
 
 static void encode_hang(fl_pb_t *pb, const fl_report_hang_t *h) {
     fl_pb_begin(pb, F_HANG);
