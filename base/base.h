@@ -66,6 +66,7 @@ long fl_sys_write(int fd, const void *buf, size_t len);   /* AS-SAFE */
 long fl_sys_write_all(int fd, const void *buf, size_t len);
 long fl_sys_read(int fd, void *buf, size_t len);          /* AS-SAFE */
 long fl_sys_pread(int fd, void *buf, size_t len, int64_t off); /* AS-SAFE */
+long fl_sys_pwrite(int fd, const void *buf, size_t len, int64_t off); /* AS-SAFE */
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode); /* AS-SAFE */
 long fl_sys_close(int fd);                                /* AS-SAFE */
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */
@@ -92,6 +93,7 @@ long fl_sys_futex_wake(volatile int *addr, int count); /* AS-SAFE */
 /* Linux only (sys_linux.c), and called only by *_linux.c files: */
 long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
+long fl_sys_set_thread_name(const char *name);             /* the calling thread's; <= 15 bytes */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */

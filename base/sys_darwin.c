@@ -32,6 +32,9 @@ long fl_sys_read(int fd, void *buf, size_t len) { SYSCALL(read(fd, buf, len)); }
 long fl_sys_pread(int fd, void *buf, size_t len, int64_t off) {
     SYSCALL(pread(fd, buf, len, (off_t)off));
 }
+long fl_sys_pwrite(int fd, const void *buf, size_t len, int64_t off) {
+    SYSCALL(pwrite(fd, buf, len, (off_t)off));
+}
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
     SYSCALL(openat(dirfd, path, flags, mode));
 }
@@ -83,4 +86,9 @@ long fl_sys_futex_wake(volatile int *addr, int count) {
     (void)addr;
     (void)count;
     return 0;
+}
+
+/* Darwin names only the calling thread. */
+long fl_sys_set_thread_name(const char *name) {
+    return -(long)pthread_setname_np(name);
 }

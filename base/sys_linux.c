@@ -29,6 +29,10 @@ long fl_sys_pread(int fd, void *buf, size_t len, int64_t off) {
     return SYS(SYS_pread64, fd, buf, len, off, 0, 0);
 }
 
+long fl_sys_pwrite(int fd, const void *buf, size_t len, int64_t off) {
+    return SYS(SYS_pwrite64, fd, buf, len, off, 0, 0);
+}
+
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
     return SYS(SYS_openat, dirfd, path, flags, mode, 0, 0);
 }
@@ -63,6 +67,10 @@ long fl_sys_clock_gettime(int clk, uint64_t *ns) {
 
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     return SYS(SYS_getrandom, buf, len, flags, 0, 0, 0);
+}
+
+long fl_sys_set_thread_name(const char *name) {
+    return SYS(SYS_prctl, PR_SET_NAME, name, 0, 0, 0, 0);
 }
 
 long fl_sys_prctl_get_name(char name[16]) {

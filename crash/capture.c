@@ -27,6 +27,7 @@ static uint8_t g_stack[FL_STACK_BYTES_LIMIT]; /* one thread's stack memory at a 
 static fl_report_writer_t g_writer;
 static volatile int g_writer_open;
 static volatile int g_threads_parked;
+static int g_monitored_tid; /* a hang's monitored thread, marked when written */
 
 /* Threads that crashed while another was capturing (handler.c publishes them). */
 #define FL_WAITERS_MAX 16
@@ -114,7 +115,8 @@ void fl_crash_abandon(void) {
  * `running`: other threads run meanwhile (they may unload images). */
 static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps_ok, bool running) {
     fl_report_thread_t t = {.tid = th->tid, .name = th->name, .crashed = th->crashed,
-                            .state = th->state};
+                            .state = th->state,
+                            .monitored = g_monitored_tid && th->tid == g_monitored_tid};
     static fl_regs_t blocked;
     uint64_t call[3], again[3];
     bool from_call = th->state == FL_THREAD_BLOCKED && maps_ok &&
@@ -215,7 +217,13 @@ int fl_crash_capture(const fl_capture_request_t *req) {
 
     uint8_t id[16];
     make_id(id);
+    /* The run ends crashed from here on, whatever becomes of the report (docs/hangs.md). */
+    if (crash && !fl_crash_os_may_continue(req))
+        fl_run_marker_set_state(&c->marker, FL_RUN_STATE_CRASHED, id);
+    g_monitored_tid = req->hang ? req->hang->monitored_tid : 0;
     int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
+    if (req->id_out) fl_memcpy(req->id_out, id, 16);
+    if (req->name_out) fl_strlcpy(req->name_out, w->final_name, FL_REPORT_NAME_MAX);
     if (e) {
         if (crash) fl_report_writer_log_failure(w, fl_crash_config.report_dir);
         return e;
@@ -234,6 +242,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         .hostname = c->hostname, .process_start_unix_ns = c->install_time_ns};
     fl_memcpy(h.report_id, id, 16);
     fl_report_write_header(w, &h);
+    if (req->hang) fl_report_write_hang(w, req->hang);
 
     int tid = fl_crash_os_tid(req);
     fl_report_signal_t s;

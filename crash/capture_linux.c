@@ -14,6 +14,8 @@ bool fl_crash_os_may_continue(const fl_capture_request_t *req) {
 
 uint32_t fl_crash_os_self(void) { return 0; }
 
+int fl_crash_os_capture_signal(void) { return fl_threads_signal(); }
+
 int fl_crash_os_submit(const fl_capture_request_t *req) {
     (void)req;
     return FL_ENOSYS;

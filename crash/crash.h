@@ -34,6 +34,7 @@ typedef struct fl_crash_config {
     char process_path[1024];
     struct utsname uts;
     char hostname[256];
+    fl_run_marker_t marker; /* this run's marker (docs/hangs.md); fd -1 if it could not be made */
 } fl_crash_config_t;
 
 extern fl_crash_config_t fl_crash_config;
@@ -166,7 +167,7 @@ int fl_threads_syscall_regs(int tid, uint64_t out[3]);
 /* ---- Capture ---- */
 
 typedef struct fl_capture_request {
-    int kind;                 /* 1 crash (faultline.Header.Kind), 2 snapshot */
+    int kind;                 /* 1 crash (faultline.Header.Kind), 2 snapshot, 3 hang */
     int sig;                  /* crash: the signal and its siginfo */
     const siginfo_t *info;
     const fl_regs_t *regs;    /* the requesting thread's registers (NULL: read them from `thread`) */
@@ -177,6 +178,12 @@ typedef struct fl_capture_request {
     const fl_report_mach_exception_t *exception;
     uint32_t thread;
     const char *note; /* a note for the report about the request itself, or NULL */
+    /* A hang (kind 3): the watchdog's finding, written after the header; its monitored_tid's
+     * thread is marked. */
+    const fl_report_hang_t *hang;
+    /* Filled in when not NULL: the report's id and file name (FL_REPORT_NAME_MAX bytes). */
+    uint8_t *id_out;
+    char *name_out;
 } fl_capture_request_t;
 
 /* Captures every thread and writes the report; returns 0 or the writer's error. AS-SAFE
@@ -193,6 +200,18 @@ void fl_crash_abandon(void);
 /* A thread that crashed while another thread is capturing records its context here before it
  * waits, so the report shows where it crashed (and a note says so). AS-SAFE. */
 void fl_crash_publish_waiter(int sig, const void *ucontext);
+/* ---- The watchdog (watchdog.c) ---- */
+
+/* Called by fl_uninstall (fl_watchdog_stop) and by the exit handler: from now on no new hang is
+ * reported (exit handlers that take long are not a hang of the loop). AS-SAFE. */
+void fl_crash_watchdog_exiting(void);
+/* In a fork child, which has no watchdog thread: forgets the parent's (its pipe closed), so
+ * that fl_watchdog_stop does not wait for a thread that is not there and fl_watchdog_start may
+ * start one. NOT AS-SAFE (a pthread_atfork child handler). */
+void fl_crash_watchdog_forget(void);
+/* The watchdog thread's tid (0 when none): for benchmarks and tests. AS-SAFE. */
+int fl_crash_watchdog_tid(void);
+
 /* Test hook: FAULTLINE_TEST_FAULT_AFTER=<stage> makes capture fault on purpose: 1 after the signal
  * is written, 3 after the capturing thread is written (the others still parked), 4 before the
  * report is finished (install reads the environment; the crash path only compares an int). */
@@ -279,6 +298,9 @@ int fl_crash_os_image_symbol(const fl_image_t *img, uint64_t pc, char *name, siz
  * written after the thread-list notes. AS-SAFE. */
 void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
                        const fl_capture_request_t *req);
+/* The signal other threads answer a capture with (Linux: fl_threads_signal), 0 when there is
+ * none (Darwin suspends threads instead). AS-SAFE. */
+int fl_crash_os_capture_signal(void);
 /* The calling thread as fl_capture_request_t.thread names it (Darwin's thread_act_t; 0 on
  * Linux). AS-SAFE. */
 uint32_t fl_crash_os_self(void);

@@ -2,6 +2,7 @@
 /* fl_install / fl_uninstall: everything the crash path needs, prepared up front. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,7 +12,7 @@
 
 #include "crash/crash.h"
 
-fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = {-1, -1}};
+fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = {-1, -1}, .marker = {.fd = -1}};
 int fl_crash_test_fault_stage;
 static bool g_installed;
 
@@ -66,6 +67,25 @@ static void close_fds(void) {
     c->dirfd = -1;
 }
 
+/* The run marker (docs/hangs.md): exit and return from main end the run cleanly (a crash in an
+ * exit handler that runs after this one still marks it crashed: crashed is never undone). */
+static void mark_clean_at_exit(void) {
+    fl_crash_watchdog_exiting();
+    fl_run_marker_set_state(&fl_crash_config.marker, FL_RUN_STATE_CLEAN, NULL);
+}
+
+/* A fork child is not the run its parent marked: it drops its copy of the descriptor, so that
+ * the parent's lock (the open file description's) goes when the parent ends. */
+static void forget_marker_in_child(void) {
+    fl_run_marker_close(&fl_crash_config.marker);
+    fl_crash_watchdog_forget(); /* the watchdog thread stayed in the parent */
+}
+
+static void marker_hooks_once(void) {
+    atexit(mark_clean_at_exit);
+    pthread_atfork(NULL, NULL, forget_marker_in_child);
+}
+
 int fl_install(const fl_options *opts) {
     if (g_installed) return FL_EBUSY;
     if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;
@@ -111,12 +131,19 @@ int fl_install(const fl_options *opts) {
         close_fds();
         return e;
     }
+    /* Without a marker the run's end is not known at the next start; crash reports still are. */
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, marker_hooks_once);
+    fl_run_marker_create(c->dirfd, c->install_time_ns, &c->marker);
     g_installed = true;
     return 0;
 }
 
 void fl_uninstall(void) {
     if (!g_installed) return;
+    fl_watchdog_stop();
+    fl_run_marker_set_state(&fl_crash_config.marker, FL_RUN_STATE_CLEAN, NULL);
+    fl_run_marker_close(&fl_crash_config.marker);
     fl_crash_platform_uninstall();
     close_fds();
     g_installed = false;

@@ -15,10 +15,7 @@
 
 #define STATE_NAME ".state"
 #define STATE_TMP_NAME ".state.tmp"
-#define STATE_LOCK_NAME ".state.lock"
 #define STATE_MAGIC "faultline-state 1"
-#define LOCK_WAIT_NS 1000000000ull
-#define LOCK_POLL_NS 2000000ull
 
 /* A crash, ordered by (time, id). */
 typedef struct mark {
@@ -60,26 +57,6 @@ static bool parse_id(const char *hex, uint8_t id[16]) {
         id[i / 2] = (uint8_t)(i % 2 ? id[i / 2] | v : v << 4);
     }
     return true;
-}
-
-/* Takes <dir>/.state.lock, polling for at most LOCK_WAIT_NS: its holders keep it for
- * microseconds, but one might be stopped, and the app must not hang on it. */
-static int lock_state(int dirfd, int *fd) {
-    *fd = openat(dirfd, STATE_LOCK_NAME, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (*fd < 0)
-        return FL_EIO;
-    for (uint64_t waited = 0;; waited += LOCK_POLL_NS) {
-        if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
-            return 0;
-        if (errno != EWOULDBLOCK || waited >= LOCK_WAIT_NS)
-            break;
-        struct timespec ts = {0, (long)LOCK_POLL_NS};
-        nanosleep(&ts, NULL);
-    }
-    int err = errno == EWOULDBLOCK ? FL_EBUSY : FL_EIO;
-    close(*fd);
-    *fd = -1;
-    return err;
 }
 
 /* A missing or unreadable state is an empty one: at worst a crash is told twice. */
@@ -140,7 +117,7 @@ int fl_report_state_note_removed(int dirfd, const fl_report_peek_t *p) {
         return 0;
     mark_t m = {.time = p->time_unix_ns, .signal = p->signal};
     memcpy(m.id, p->id, sizeof m.id);
-    int lock, err = lock_state(dirfd, &lock);
+    int lock, err = fl_report_state_lock(dirfd, &lock);
     if (err)
         return err;
     state_t st;
@@ -162,7 +139,7 @@ int fl_last_crash(const char *report_dir, fl_crash_info *out) {
     int dirfd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (dirfd < 0)
         return errno == ENOENT ? FL_ENOTFOUND : FL_EIO;
-    int lock, err = lock_state(dirfd, &lock);
+    int lock, err = fl_report_state_lock(dirfd, &lock);
     if (err) {
         close(dirfd);
         return err;

@@ -76,7 +76,7 @@ typedef struct fl_report_header {
     uint8_t report_id[16];
     uint64_t time_unix_ns;
     int32_t pid;
-    int kind; /* 1 crash, 2 snapshot */
+    int kind; /* 1 crash, 2 snapshot, 3 hang */
     int arch;
     const char *process_path, *app_name, *app_version, *reason;
     const char *os_name, *os_release, *os_version, *machine, *hostname;
@@ -113,7 +113,16 @@ typedef struct fl_report_thread {
     bool frames_truncated;
     unsigned frames_omitted, frames_omitted_at; /* fl_walk_result_t's omitted, omitted_at */
     const char *unwind_stop;
+    bool monitored; /* the watchdog's monitored thread (a hang report) */
 } fl_report_thread_t;
+
+/* A hang found by the watchdog: faultline.Hang. */
+typedef struct fl_report_hang {
+    int monitored_tid;
+    uint64_t started_unix_ns, duration_ns, check_interval_ns;
+    unsigned threshold_ms, sequence;
+    bool recovered;
+} fl_report_hang_t;
 
 /* Creates "<dir>/.tmp-faultline-<id>.flr" (O_EXCL|O_NOFOLLOW, mode 0600) and writes the magic and
  * format version. `scratch` (>= 64 KiB advised, FL_EINVAL below 256 bytes) encodes one top-level
@@ -132,6 +141,13 @@ void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);
  * kern_return_t or a machine code with a name, that name. Portable: the values are Mach's ABI. */
 void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e); /* AS-SAFE */
 void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t);   /* AS-SAFE */
+void fl_report_write_hang(fl_report_writer_t *w, const fl_report_hang_t *h);       /* AS-SAFE */
+/* Appends Report.hang (all of h: the final duration, recovered) to the finished report `name` in
+ * dirfd, in one write, after its `complete`: the last occurrence of the field is the one readers
+ * see (protobuf merges them, protobuf-c 1.4 keeps the last whole; docs/hangs.md). Opened
+ * O_APPEND|O_NOFOLLOW, never
+ * created: FL_ENOTFOUND when the report is gone (uploaded, pruned), FL_EIO. AS-SAFE. */
+int fl_report_append_hang(int dirfd, const char *name, const fl_report_hang_t *h);
 /* threads_total: how many threads the process had (the report lists at most max_threads);
  * nothing is written for 0. AS-SAFE. */
 void fl_report_write_threads_total(fl_report_writer_t *w, uint32_t n);
@@ -215,5 +231,59 @@ int fl_report_peek(int dirfd, const char *name, fl_report_peek_t *out);
  * leaving the pending set: deleted, pruned or quarantined. Call before it leaves. Waits at
  * most 1 s for the state lock; 0, FL_EBUSY, FL_EIO. */
 int fl_report_state_note_removed(int dirfd, const fl_report_peek_t *p);
+
+/* ---- The run marker: how the previous run ended (docs/hangs.md) ----
+ * One file per fl_install, <dir>/.run-<start ns, 16 hex digits>-<pid>, flock'ed by the process
+ * (the lock dies with it: an ended run is one whose lock can be taken), holding this record in
+ * host byte order. Fields are rewritten in place with pwrite, each region by one writer: state
+ * and crash_id by the crash path and the clean exit, the hang region by the watchdog. */
+#define FL_RUN_MARKER_PREFIX ".run-"
+#define FL_RUN_MARKER_MAGIC "flrun01\n"
+enum { /* fl_run_record_t.state */
+    FL_RUN_STATE_RUNNING = 1,
+    FL_RUN_STATE_CLEAN = 2,   /* exit, return from main, fl_uninstall */
+    FL_RUN_STATE_CRASHED = 3  /* a crash capture began (crash_id names its report) */
+};
+typedef struct fl_run_record {
+    char magic[8];
+    int32_t pid;
+    uint32_t state;
+    uint64_t start_unix_ns;      /* fl_install's CLOCK_REALTIME */
+    char boot_id[40];            /* /proc/sys/kernel/random/boot_id (Darwin: kern.bootsessionuuid) */
+    uint8_t crash_id[16];
+    /* The hang region (fl_run_hang_t), written whole: */
+    uint32_t hang;               /* 1 while a hang is in progress */
+    uint32_t hang_sequence;
+    uint8_t hang_id[16];         /* the hang report's id */
+    uint64_t hang_start_unix_ns;
+    uint64_t hang_duration_ns;   /* at the watchdog's last check */
+} fl_run_record_t;
+_Static_assert(sizeof(fl_run_record_t) == 120, "the marker's layout is fixed");
+
+typedef struct fl_run_marker {
+    int fd;       /* -1: none */
+    int pid;      /* the process that owns it: a fork child never writes its parent's marker */
+    char name[64];
+} fl_run_marker_t;
+
+/* Creates this run's marker in dirfd (state RUNNING) and locks it; first removes markers of
+ * ended runs beyond what fl_last_run needs (every clean one but the newest, and the oldest past
+ * 64 unclean ones). FL_EIO. NOT AS-SAFE. */
+int fl_run_marker_create(int dirfd, uint64_t start_unix_ns, fl_run_marker_t *m);
+/* Records a state, with the report id for CRASHED (written before the state). CLEAN never
+ * replaces CRASHED. Nothing happens in another process than the marker's (a fork child).
+ * AS-SAFE. */
+void fl_run_marker_set_state(const fl_run_marker_t *m, unsigned state, const uint8_t id[16]);
+/* Rewrites the hang region: in progress (with the report id, start and duration so far), or
+ * over. AS-SAFE. */
+void fl_run_marker_set_hang(const fl_run_marker_t *m, bool in_progress, unsigned sequence,
+                            const uint8_t id[16], uint64_t start_unix_ns, uint64_t duration_ns);
+/* Closes the descriptor (the lock goes with the last copy of it). NOT AS-SAFE. */
+void fl_run_marker_close(fl_run_marker_t *m);
+/* This boot's id, 36 characters and a NUL; "" when unknown (bootid_<platform>.c). NOT AS-SAFE. */
+void fl_report_boot_id(char out[40]);
+/* Takes <dir>/.state.lock (fl_last_crash's), waiting at most 1 s: 0 (*fd to close), FL_EBUSY,
+ * FL_EIO. NOT AS-SAFE. */
+int fl_report_state_lock(int dirfd, int *fd);
 
 #endif

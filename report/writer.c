@@ -18,7 +18,7 @@ enum {
 enum {
     T_TID = 1, T_NAME = 2, T_CRASHED = 3, T_FRAMES_TRUNCATED = 6, T_UNWIND_STOP = 7, T_STATE = 8,
     T_REGISTER_VALUES = 9, T_PC_DELTAS = 10, T_SP_DELTAS = 11, T_METHODS = 12, T_SP_SHIFT = 13,
-    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15
+    T_FRAMES_OMITTED = 14, T_FRAMES_OMITTED_AT = 15, T_MONITORED = 16
 };
 
 #define SCRATCH_MIN 256u
@@ -264,6 +264,7 @@ static void encode_thread(fl_pb_t *pb, const fl_report_thread_t *t, unsigned fra
     fl_pb_varint(pb, T_FRAMES_TRUNCATED, truncated);
     fl_pb_string(pb, T_UNWIND_STOP, t->unwind_stop);
     fl_pb_sint(pb, T_STATE, t->state);
+    fl_pb_varint(pb, T_MONITORED, t->monitored);
     unsigned nregs = t->regs ? fl_regs_count() : 0;
     if (nregs) {
         fl_pb_begin(pb, T_REGISTER_VALUES);
@@ -335,6 +336,46 @@ void fl_report_write_thread(fl_report_writer_t *w, const fl_report_thread_t *t) 
     fl_strbuf_putu(&sb, w->scratch_cap);
     fl_strbuf_puts(&sb, " bytes)");
     put_note(w, msg);
+}
+
+enum { F_HANG = 11 }; /* Report.hang */
+
+static void encode_hang(fl_pb_t *pb, const fl_report_hang_t *h) {
+    fl_pb_begin(pb, F_HANG);
+    fl_pb_sint(pb, 1, h->monitored_tid);
+    fl_pb_varint(pb, 2, h->started_unix_ns);
+    fl_pb_varint(pb, 3, h->duration_ns);
+    fl_pb_varint(pb, 4, h->threshold_ms);
+    fl_pb_varint(pb, 5, h->check_interval_ns);
+    fl_pb_varint(pb, 6, h->recovered);
+    fl_pb_varint(pb, 7, h->sequence);
+    fl_pb_end(pb);
+}
+
+void fl_report_write_hang(fl_report_writer_t *w, const fl_report_hang_t *h) {
+    fl_pb_t pb;
+    if (!item_begin(w, &pb))
+        return;
+    encode_hang(&pb, h);
+    if (!item_flush(w, &pb))
+        note_dropped(w, "hang", UINT64_MAX);
+}
+
+int fl_report_append_hang(int dirfd, const char *name, const fl_report_hang_t *h) {
+    uint8_t buf[128];
+    fl_pb_t pb;
+    fl_pb_init(&pb, buf, sizeof buf);
+    encode_hang(&pb, h);
+    if (pb.overflow)
+        return FL_ERANGE;
+    long fd = fl_sys_openat(dirfd, name, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0);
+    if (fd < 0)
+        return fd == -ENOENT ? FL_ENOTFOUND : FL_EIO;
+    /* One write of a few dozen bytes: a reader sees the record whole or not at all (a cut one
+     * would only make the report read as truncated after its complete prefix). */
+    long r = fl_sys_write_all((int)fd, pb.buf, pb.len);
+    fl_sys_close((int)fd);
+    return r < 0 ? FL_EIO : 0;
 }
 
 void fl_report_write_threads_total(fl_report_writer_t *w, uint32_t n) {

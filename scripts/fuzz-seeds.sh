@@ -54,9 +54,17 @@ codes = b"".join(varint(c) for c in (1, 0x10))
 mach = field(1, 0, varint(1)) + field(2, 2, b"EXC_BAD_ACCESS") + field(3, 2, codes) + \
     field(4, 2, b"KERN_INVALID_ADDRESS")
 open(sys.argv[2], "wb").write(open(sys.argv[1], "rb").read() + field(10, 2, mach))
+# A Hang record (docs/hangs.md) and the recovery record appended after `complete`.
+def hang(duration, recovered):
+    return field(11, 2, field(1, 0, varint(1001)) + field(2, 0, varint(1714564800000000000)) +
+                 field(3, 0, varint(duration)) + field(4, 0, varint(800)) +
+                 field(5, 0, varint(200000000)) + field(6, 0, varint(recovered)) + field(7, 0, varint(1)))
+open(sys.argv[2][:-len("mach.flr")] + "hang.flr", "wb").write(
+    open(sys.argv[1], "rb").read() + hang(812000000, 0) + hang(1813000000, 1))
 PY
 for d in "$(fresh report fuzz_report)" "$(fresh tools fuzz_render)"; do
   cp "$sample" "$d/sample.flr"
+  cp "$tmp/hang.flr" "$d/sample-hang.flr"
   cp "$tmp/mach.flr" "$d/sample-mach.flr"
   cp "$demo" "$d/demo-crash.flr"
   head -c 700 "$sample" >"$d/sample-cut.flr"
@@ -70,6 +78,11 @@ out, sample, demo, mach = sys.argv[1], *[open(p, "rb").read() for p in sys.argv[
 # Name indices of fuzz_store.c's g_names.
 REP_A, REP_B, REP_C, REP_X, REP_EMPTY, TMP_A, TMP_B, TMP_EMPTY, STATE, STATE_TMP, STATE_LOCK, \
     STORE_LOCK, QDIR, QREP, QREASON, QX, QXREASON, QDOTREASON, ODD, LONG, REASON, NOTES = range(22)
+RUN_A, RUN_X, RUN_TMP = range(24, 27)
+def run(state, hang):  # report/report.h's fl_run_record_t: 120 bytes, little-endian here
+    return (b"flrun01\n" + struct.pack("<iIQ", 4242, state, 1714564800000000000)
+            + b"0f1e2d3c-4b5a-6978-8796-a5b4c3d2e1f0".ljust(40, b"\0") + bytes(range(16))
+            + struct.pack("<II", hang, 1) + bytes(range(16, 32)) + struct.pack("<QQ", 1, 900000000))
 FILE, DIR, LINK, FIFO = range(4)
 NOW, SEC10, HOUR, DAYS = (a << 2 for a in range(4))
 def entry(name, kind, data=b""):
@@ -86,6 +99,8 @@ seeds = {
                  + entry(REP_A, FILE, demo[:60000]),
     "state": bytes([0x85]) + entry(REP_A, FILE, demo[:60000]) + entry(REP_B, FILE, sample[:60000])
              + entry(STATE, FILE, state) + entry(STATE_TMP, FILE, b"faultline-state 1\n"),
+    "run-markers": bytes([0x01]) + entry(RUN_A, FILE, run(1, 1)) + entry(RUN_X, FILE, run(3, 0))
+                   + entry(RUN_TMP, FILE, run(2, 0)[:60]) + entry(REP_A, FILE, sample[:60000]),
     "hostile-names": bytes([0x83]) + entry(REP_A, LINK, bytes([REP_B])) + entry(REP_B, FILE, sample[:60000])
                      + entry(REP_C, FIFO) + entry(REP_X, DIR) + entry(ODD, FILE, mach[:60000])
                      + entry(LONG, FILE, b"faultline") + entry(QDIR, LINK, bytes([22]))

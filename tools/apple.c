@@ -101,6 +101,17 @@ static void exception(FILE *o, const Faultline__Report *r) {
     if (!s && !m) {
         if (r->header && r->header->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT)
             row(o, "Exception Type:", "EXC_RESOURCE (snapshot of a running process)");
+        if (fl_tool_is_hang(r)) {
+            /* Apple files app hangs apart from crashes; its logs name the event and its length. */
+            row(o, "Exception Type:", "EXC_RESOURCE (hang: the monitored thread stopped answering)");
+            fl_tool_hang_text(buf, sizeof buf, r);
+            row(o, "Hang Duration:", buf);
+            int c = fl_tool_crashed_thread(r);
+            if (c >= 0) {
+                snprintf(buf, sizeof buf, "%d", c);
+                row(o, "Hung Thread:", buf);
+            }
+        }
         return;
     }
     /* Raw: every value here goes out through row(), which cleans it (a cleaned string held here
@@ -168,7 +179,7 @@ static void thread(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbol
     const Faultline__Thread *t = r->threads[i];
     fputc('\n', o);
     if (t->name[0]) fprintf(o, "Thread %zu name:  %s\n", i, fl_tool_clean(t->name));
-    fprintf(o, "Thread %zu%s:", i, t->crashed ? " Crashed" : "");
+    fprintf(o, "Thread %zu%s%s:", i, t->crashed ? " Crashed" : "", t->monitored ? " Hung" : "");
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
         fprintf(o, " (not captured: %s%s)", fl_tool_state_name(t->state), fl_tool_state_detail(t));
     fputc('\n', o);
@@ -200,7 +211,7 @@ static void thread_state(FILE *o, const Faultline__Report *r) {
     if (c < 0 || r->threads[c]->n_registers == 0) return;
     const Faultline__Thread *t = r->threads[c];
     int arch = r->header ? r->header->arch : 0;
-    fprintf(o, "\nThread %d crashed with %s Thread State (64-bit):\n", c,
+    fprintf(o, "\nThread %d %s with %s Thread State (64-bit):\n", c, fl_tool_is_hang(r) ? "hung" : "crashed",
             arch == FAULTLINE__ARCH__ARCH_ARM64 ? "ARM" : "X86");
     for (size_t k = 0; k < t->n_registers; k++) {
         const char *n = t->registers[k]->name;

@@ -103,6 +103,12 @@ static int cmd_list(int argc, char **argv) {
                      s->code_name[0] ? fl_tool_clean(s->code_name) : "?");
         else if (h && h->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT)
             snprintf(sig, sizeof sig, "snapshot");
+        else if (fl_tool_is_hang(r) && r->hang)
+            snprintf(sig, sizeof sig, "hang (%" PRIu64 ".%03" PRIu64 " s%s)",
+                     r->hang->duration_ns / 1000000000u, r->hang->duration_ns / 1000000u % 1000u,
+                     r->hang->recovered ? ", recovered" : "");
+        else if (fl_tool_is_hang(r))
+            snprintf(sig, sizeof sig, "hang");
         /* sig through the cleaner again: snprintf's cut may have split a sequence. */
         printf("%s  %s  %s  %s [%" PRId32 "]%s\n", fl_tool_clean(paths[i]), t[0] ? t : "-",
                fl_tool_clean(sig), h && h->process_path[0] ? fl_tool_clean(h->process_path) : "?",

@@ -76,7 +76,32 @@ int fl_tool_crashed_thread(const Faultline__Report *r) {
     for (size_t i = 0; r->signal && r->signal->crashed_tid && i < r->n_threads; i++)
         if (r->threads[i]->tid == r->signal->crashed_tid)
             return (int)i;
+    for (size_t i = 0; i < r->n_threads; i++)
+        if (r->threads[i]->monitored)
+            return (int)i;
+    for (size_t i = 0; r->hang && r->hang->monitored_tid && i < r->n_threads; i++)
+        if (r->threads[i]->tid == r->hang->monitored_tid)
+            return (int)i;
     return -1;
+}
+
+bool fl_tool_is_hang(const Faultline__Report *r) {
+    return r->header ? r->header->kind == FAULTLINE__HEADER__KIND__KIND_HANG : r->hang != NULL;
+}
+
+void fl_tool_hang_text(char *buf, size_t cap, const Faultline__Report *r) {
+    const Faultline__Hang *h = r->hang;
+    if (!cap)
+        return;
+    buf[0] = 0;
+    if (!h)
+        return;
+    snprintf(buf, cap,
+             "tid %" PRId32 " stuck for at least %" PRIu64 ".%03" PRIu64 " s (threshold %" PRIu32
+             " ms, checked every %" PRIu64 " ms), %s",
+             h->monitored_tid, h->duration_ns / 1000000000u, h->duration_ns / 1000000u % 1000u,
+             h->threshold_ms, h->check_interval_ns / 1000000u,
+             h->recovered ? "recovered" : "still stuck when last written");
 }
 
 const char *fl_tool_arch_name(int arch) {
@@ -141,6 +166,7 @@ const char *fl_tool_kind_name(int kind) {
     switch (kind) {
     case FAULTLINE__HEADER__KIND__KIND_CRASH: return "crash";
     case FAULTLINE__HEADER__KIND__KIND_SNAPSHOT: return "snapshot";
+    case FAULTLINE__HEADER__KIND__KIND_HANG: return "hang";
     default: return "unknown";
     }
 }

@@ -12,10 +12,12 @@
  *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
  *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
+ *  "hang": {"monitored_tid", "started", "duration_ms" (at least; a number with 3 decimals),
+ *           "threshold_ms", "check_interval_ms", "recovered", "sequence"} (null without one),
  *  "annotations": {k: v},
  *  "threads_total" (threads the process had, of which "threads" lists at most max_threads;
  *                   null when the report does not say),
- *  "threads": [{"tid", "name", "crashed", "state", "registers": {name: "0x.."},
+ *  "threads": [{"tid", "name", "crashed", "monitored", "state", "registers": {name: "0x.."},
  *               "frames": [{"pc", "sp", "method", "image", "symbol", "mangled", "offset",
  *                           "file", "line"}],  (symbol: the full demangled form, as c++filt or
  *                           swift-demangle print it; mangled: the link name it stands for, null
@@ -180,12 +182,32 @@ static void mach_fields(fl_tool_jw_t *j, const Faultline__MachException *m) {
     fl_tool_jw_close(j, '}');
 }
 
+static void hang_fields(fl_tool_jw_t *j, const Faultline__Hang *h) {
+    if (!h) {
+        fl_tool_jw_null(j, "hang");
+        return;
+    }
+    char buf[40];
+    fl_tool_jw_open(j, "hang", '{');
+    fl_tool_jw_int(j, "monitored_tid", h->monitored_tid);
+    fl_tool_fmt_time(buf, sizeof buf, h->started_unix_ns);
+    fl_tool_jw_str(j, "started", buf[0] ? buf : NULL);
+    fl_tool_jw_next(j, "duration_ms");
+    fprintf(j->o, "%" PRIu64 ".%03" PRIu64, h->duration_ns / 1000000u, h->duration_ns % 1000000u / 1000u);
+    fl_tool_jw_int(j, "threshold_ms", h->threshold_ms);
+    fl_tool_jw_int(j, "check_interval_ms", (int64_t)(h->check_interval_ns / 1000000u));
+    fl_tool_jw_bool(j, "recovered", h->recovered);
+    fl_tool_jw_int(j, "sequence", h->sequence);
+    fl_tool_jw_close(j, '}');
+}
+
 static void thread_obj(fl_tool_jw_t *j, const Faultline__Thread *t, fl_tool_symbolizer_t *sym,
                        const fl_tool_frame_regs_t *fr) {
     fl_tool_jw_open(j, NULL, '{');
     fl_tool_jw_int(j, "tid", t->tid);
     fl_tool_jw_str(j, "name", t->name);
     fl_tool_jw_bool(j, "crashed", t->crashed);
+    fl_tool_jw_bool(j, "monitored", t->monitored);
     fl_tool_jw_str(j, "state", fl_tool_state_name(t->state));
     fl_tool_jw_open(j, "registers", '{');
     for (size_t k = 0; k < t->n_registers; k++)
@@ -272,6 +294,7 @@ void fl_tool_show_json_regs(FILE *o, const Faultline__Report *r, bool truncated,
     header_fields(&j, r->header);
     signal_fields(&j, r->signal);
     mach_fields(&j, r->mach_exception);
+    hang_fields(&j, r->hang);
     fl_tool_jw_open(&j, "annotations", '{');
     for (size_t i = 0; i < r->n_annotations; i++)
         fl_tool_jw_str(&j, r->annotations[i]->key, r->annotations[i]->value);

@@ -58,12 +58,16 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
             row(o, "Sent By:", buf);
         }
     }
+    if (r->hang) {
+        fl_tool_hang_text(buf, sizeof buf, r);
+        row(o, "Hang:", buf);
+    }
     int c = fl_tool_crashed_thread(r);
     if (c >= 0) {
         const Faultline__Thread *t = r->threads[c];
         snprintf(buf, sizeof buf, "%d (tid %" PRId32 ")%s%s", c, t->tid, t->name[0] ? " " : "",
                  fl_tool_clean(t->name));
-        row(o, "Crashed Thread:", buf);
+        row(o, fl_tool_is_hang(r) ? "Hung Thread:" : "Crashed Thread:", buf);
     } else if (s && s->crashed_tid) {
         snprintf(buf, sizeof buf, "tid %" PRId32 " (not in the report)", s->crashed_tid);
         row(o, "Crashed Thread:", buf);
@@ -81,6 +85,8 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
             fl_tool_clean(t->name));
     if (t->crashed)
         fprintf(o, " [Crashed]");
+    if (t->monitored)
+        fprintf(o, " [Hung]");
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
         fprintf(o, " [not captured: %s%s]", fl_tool_state_name(t->state), fl_tool_state_detail(t));
     fputc('\n', o);
@@ -115,7 +121,7 @@ static void registers_block(FILE *o, const Faultline__Report *r) {
     if (c < 0 || r->threads[c]->n_registers == 0)
         return;
     const Faultline__Thread *t = r->threads[c];
-    fprintf(o, "\nThread %d crashed with %s Thread State:\n", c,
+    fprintf(o, "\nThread %d %s with %s Thread State:\n", c, fl_tool_is_hang(r) ? "hung" : "crashed",
             fl_tool_arch_name(r->header ? r->header->arch : 0));
     for (size_t k = 0; k < t->n_registers; k++)
         fprintf(o, "%8s: 0x%016" PRIx64 "%s", fl_tool_clean(t->registers[k]->name), t->registers[k]->value,

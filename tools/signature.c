@@ -222,11 +222,15 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
         if (named && fl_tool_sig_is_machinery(key)) start = k + 1;
         else if (named) break;
     }
+    /* A hang is grouped apart from any crash in the same place. */
+    const char *prefix = fl_tool_is_hang(r) ? "hang: " : "";
+    size_t base = strlen(prefix) < cap ? strlen(prefix) : 0;
     /* Two passes at most: the second keeps the machinery when nothing else is on the stack. */
     for (int pass = 0; pass < 2; pass++, start = 0) {
-        size_t len = 0;
+        size_t len = base;
         unsigned keys = 0;
-        buf[0] = 0;
+        memcpy(buf, prefix, base);
+        buf[base] = 0;
         for (size_t k = start; k < n && keys < nframes; k++) {
             frame_key(r, s, th->frames[k], k, key, sizeof key);
             if (keys && strcmp(key, last) == 0) continue; /* recursion: one key per run */

@@ -16,6 +16,7 @@ static void thread_head(FILE *o, const Faultline__Report *r, const Faultline__Th
             process_path(r));
     if (t->state != FAULTLINE__THREAD__STATE__STATE_CAPTURED)
         fprintf(o, "    (not captured: %s%s)\n", fl_tool_state_name(t->state), fl_tool_state_detail(t));
+    if (t->monitored) fprintf(o, "    (hung: the watchdog's monitored thread)\n");
 }
 
 /* debuggerd's register block: four a line, "name value" in 16 hex digits. */
@@ -94,6 +95,12 @@ void fl_tool_show_tombstone(FILE *o, const Faultline__Report *r, bool truncated,
         char buf[512];
         fl_tool_mach_text(buf, sizeof buf, r->mach_exception);
         fprintf(o, "Mach exception: %s\n", fl_tool_clean(buf));
+    }
+    if (r->hang) {
+        /* Android's ANR traces say "ANR in ..."; the reason line is ours. */
+        char buf[256];
+        fl_tool_hang_text(buf, sizeof buf, r);
+        fprintf(o, "hang: %s\n", buf);
     }
     if (h && h->reason[0]) fprintf(o, "Abort message: '%s'\n", fl_tool_clean(h->reason));
     if (c >= 0) {

@@ -369,8 +369,15 @@ void fl_tool_fmt_time(char *buf, size_t cap, uint64_t unix_ns);
 const char *fl_tool_basename(const char *path);
 /* Lowercase hex of the first FL_TOOL_HEX_MAX bytes at most; buf >= 2 * FL_TOOL_HEX_MAX + 1. */
 void fl_tool_hex(char *buf, const uint8_t *p, size_t n);
-/* Index in r->threads of the crashed thread (flagged, else the signal's tid), or -1. */
+/* Index in r->threads of the crashed thread (flagged, else the signal's tid; in a hang report,
+ * which has none, the watchdog's monitored thread), or -1. */
 int fl_tool_crashed_thread(const Faultline__Report *r);
+/* Whether the report is a hang (Header.kind KIND_HANG, or a Hang record without a header). */
+bool fl_tool_is_hang(const Faultline__Report *r);
+/* "tid 1234 stuck for at least 2.004 s (threshold 800 ms, checked every 200 ms), recovered"
+ * (or "still stuck when last written"); "" for a report without a Hang record. Raw values:
+ * numbers only, nothing to clean. */
+void fl_tool_hang_text(char *buf, size_t cap, const Faultline__Report *r);
 const char *fl_tool_arch_name(int arch);
 const char *fl_tool_method_name(int method);
 /* A stack deeper than max_frames kept its innermost and outermost frames (Thread.frames_omitted

@@ -244,7 +244,8 @@ static void triage_one(triage_t *t, fl_tool_symstore_t *st, const char *path) {
                      h && h->app_version[0] ? h->app_version : "?");
             set_add(&g->versions, buf);
             if (r->signal) fl_tool_signal_text(buf, sizeof buf, r->signal);
-            else snprintf(buf, sizeof buf, "%s", h && h->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT ? "snapshot" : "none");
+            else snprintf(buf, sizeof buf, "%s", fl_tool_is_hang(r) ? "hang"
+                                                 : h && h->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT ? "snapshot" : "none");
             set_add(&g->signals, buf);
             if (!g->stack || ns < g->rep_ns) {
                 render_stack(g, r, sym, th);

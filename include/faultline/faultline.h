@@ -225,7 +225,7 @@ typedef struct fl_store_report {
     char id[33];            /* the header's report id, 32 lowercase hex digits */
     uint64_t time_unix_ns;  /* capture time (Header.time_unix_ns) */
     uint64_t size;          /* bytes */
-    int kind;               /* Header.kind: 1 crash, 2 snapshot, 0 unknown */
+    int kind;               /* Header.kind: 1 crash, 2 snapshot, 3 hang, 0 unknown */
     int signal;             /* Signal.number, 0 if none */
     bool truncated;         /* cut short; its complete prefix decodes (it is uploaded as is) */
 } fl_store_report;
@@ -263,7 +263,7 @@ FL_API int fl_store_quarantine(fl_store *s, size_t i, const char *reason);
 FL_API void fl_store_close(fl_store *s);
 
 /* The newest crash recorded in report_dir since the previous call: what an app asks at start
- * to tell its user "the app crashed last time". Snapshot reports never count. */
+ * to tell its user "the app crashed last time". Snapshot and hang reports never count. */
 typedef struct fl_crash_info {
     char id[33];            /* its report id, 32 lowercase hex digits */
     uint64_t time_unix_ns;  /* when it crashed */
@@ -278,6 +278,69 @@ typedef struct fl_crash_info {
  * the app. Returns 0, FL_ENOTFOUND when no crash happened since (or report_dir does not exist),
  * FL_EBUSY when another process kept the state locked for 1 s, FL_EIO, FL_EINVAL. */
 FL_API int fl_last_crash(const char *report_dir, fl_crash_info *out);
+
+/* ---- Hangs: the main-loop watchdog (issue 16; docs/hangs.md) ---- */
+
+#define FL_WATCHDOG_DEFAULT_THRESHOLD_MS 2000u
+#define FL_WATCHDOG_MIN_THRESHOLD_MS 50u
+#define FL_WATCHDOG_MAX_REPORTS 16u /* hang reports per fl_watchdog_start; later hangs are not */
+
+typedef struct fl_watchdog_options {
+    unsigned threshold_ms; /* a hang: no fl_heartbeat for this long; 0 = 2000, at least 50 */
+    unsigned check_ms;     /* how often the watchdog wakes; 0 = threshold_ms (at least 25), at
+                            * most threshold_ms. A hang is found between threshold_ms and
+                            * threshold_ms + check_ms after the last beat; each wake costs CPU
+                            * (docs/hangs.md) */
+} fl_watchdog_options;
+
+/* Starts the watchdog thread, which monitors the CALLING thread: when that thread has not called
+ * fl_heartbeat for threshold_ms (as the watchdog's on-time wakes measure it: a stopped or
+ * suspended process does not count), the watchdog writes a report of kind hang (every thread, the
+ * monitored one marked, how long it had been stuck), once per hang, and marks the run as hung
+ * until the thread beats again; then it appends the final duration to that report. opts may be
+ * NULL (defaults). Requires fl_install. Returns 0, FL_ESTATE (not installed), FL_EBUSY (already
+ * running), FL_EINVAL (threshold below 50 ms, check above threshold), FL_EIO (no thread).
+ * NOT AS-SAFE. Not thread-safe against concurrent fl_watchdog_start/stop, fl_uninstall. */
+FL_API int fl_watchdog_start(const fl_watchdog_options *opts);
+/* Stops and joins the watchdog thread (a hang in progress is closed as it stands, its report
+ * keeping the duration seen at detection). fl_uninstall calls it. NOT AS-SAFE. */
+FL_API void fl_watchdog_stop(void);
+/* The monitored loop is alive: one relaxed store (a few ns). Call it from the monitored thread
+ * at least once per threshold_ms while it works, and before and after anything that may block
+ * longer on purpose (a loop waiting for events must wake to beat, or it reads as hung). Beats
+ * from other threads count as well: do not call it elsewhere. Does nothing without a watchdog.
+ * AS-SAFE. */
+FL_API void fl_heartbeat(void);
+
+/* ---- How the previous run ended (all NOT AS-SAFE; docs/hangs.md) ----
+ * fl_install writes a small marker per process (<report_dir>/.run-*), which a clean exit (exit,
+ * return from main, fl_uninstall), a crash and a hang update in place. */
+enum {
+    FL_RUN_CLEAN = 1,   /* exit, return from main or fl_uninstall */
+    FL_RUN_CRASHED = 2, /* a crash report was begun (report_id) */
+    FL_RUN_HUNG = 3,    /* ended while a hang was in progress (report_id: the hang report) */
+    FL_RUN_KILLED = 4   /* ended without a clean exit and without a report: SIGKILL (OOM killer,
+                         * supervisor), an uncaught fatal signal, _exit, exec, power loss */
+};
+
+typedef struct fl_run_info {
+    int ending;                /* FL_RUN_* of the newest run that ended */
+    int pid;
+    uint64_t start_unix_ns;    /* its fl_install */
+    char report_id[33];        /* CRASHED, HUNG: the report's id (32 hex digits), else "" */
+    uint64_t hang_duration_ns; /* HUNG: how long it had been stuck at the watchdog's last check */
+    bool boot_known;           /* both boot ids are known (Linux: /proc/sys/kernel/random/boot_id) */
+    bool rebooted;             /* the machine booted since that run started */
+    unsigned runs;             /* runs that ended since the previous call, this one included */
+    unsigned unclean;          /* of those, the ones that crashed, hung or were killed */
+} fl_run_info;
+
+/* How the newest run of a process that used report_dir, among those that ended since the
+ * previous call (in any process), ended; the runs read are forgotten (each is told once). Runs
+ * still going (other processes of the app, this one) are left alone. Returns 0, FL_ENOTFOUND
+ * when no run ended since (or report_dir does not exist), FL_EBUSY (the state lock was held for
+ * 1 s), FL_EIO, FL_EINVAL. */
+FL_API int fl_last_run(const char *report_dir, fl_run_info *out);
 
 #ifdef __cplusplus
 }

@@ -25,9 +25,10 @@ def is_hex(v):
 
 
 top = {"report_id", "truncated", "complete", "process", "time", "os", "arch", "signal",
-       "crashed_tid", "annotations", "threads_total", "threads", "images", "notes"}
+       "crashed_tid", "annotations", "threads_total", "threads", "images", "notes", "hang"}
 check(top <= set(doc), f"top-level keys missing: {top - set(doc)}")
 check(doc["report_id"] == "00112233445566778899aabbccddeeff", "report_id")
+check(doc["hang"] is None, "a crash report has no hang")
 check(doc["process"] == {"pid": 4242, "path": "/opt/sample/bin/sample-app",
                          "app_name": "sample-app", "app_version": "1.2.3 (45)",
                          "start_time": "2024-05-01T11:59:00.123Z"}, f"process {doc['process']}")
@@ -57,7 +58,7 @@ else:
                            "memory maps truncated at 8192 mappings"], "notes")
 
 for i, t in enumerate(doc["threads"]):
-    check(set(t) == {"tid", "name", "crashed", "state", "registers", "frames",
+    check(set(t) == {"tid", "name", "crashed", "monitored", "state", "registers", "frames",
                      "frames_truncated", "frames_omitted", "frames_omitted_at",
                      "unwind_stop"}, f"thread keys {set(t)}")
     check(t["tid"] == 1001 + i and t["crashed"] == (i == 0) and t["state"] == "captured",

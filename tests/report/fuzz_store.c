@@ -3,7 +3,8 @@
  * entries written into a fresh directory (reports, temporary files, .state, quarantine/ and its
  * .reason files, names the store must skip, and directories, symbolic links and FIFOs under the
  * names it looks for); then the store is opened, listed, every report read, some quarantined and
- * some removed, the store opened again, fl_last_crash asked twice and fl_list_reports called.
+ * some removed, the store opened again, fl_last_crash asked twice, fl_last_run asked (twice when
+ * it found a run) and fl_list_reports called.
  * Aborts on a broken promise: an error the API does not name, a report read back that does not
  * decode, more reports listed than the cap, a listed report that is not in the directory. A
  * FIFO opened for reading would block: libFuzzer reports that as a timeout.
@@ -58,6 +59,10 @@ static const char *const g_names[] = {
     "notes.txt",
     ".",
     "missing",
+    /* Run markers (fl_last_run, docs/hangs.md): one well named, one not, a temporary one. */
+    ".run-0000000000000001-1",
+    ".run-x",
+    ".tmp.run-0000000000000001-1",
 };
 #define NNAMES (sizeof g_names / sizeof g_names[0])
 
@@ -180,6 +185,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t size) {
     fl_crash_info ci;
     check_crash_info(fl_last_crash(g_dir, &ci), &ci);
     check_crash_info(fl_last_crash(g_dir, &ci), &ci);
+
+    /* Every ended run is told once: a second call finds none. */
+    fl_run_info ri;
+    e = fl_last_run(g_dir, &ri);
+    CHECK(e == 0 || e == FL_ENOTFOUND || e == FL_EBUSY || e == FL_EIO);
+    if (e == 0) {
+        CHECK(ri.ending >= FL_RUN_CLEAN && ri.ending <= FL_RUN_KILLED);
+        CHECK(ri.runs >= 1 && ri.unclean <= ri.runs);
+        size_t n = strlen(ri.report_id);
+        CHECK((n == 0 || n == 32) && strspn(ri.report_id, "0123456789abcdef") == n);
+        CHECK(fl_last_run(g_dir, &ri) == FL_ENOTFOUND);
+    }
 
     char **paths = NULL;
     size_t count = 0;

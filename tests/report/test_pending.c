@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "faultline.pb-c.h"
 #include "sample.h"
 #include "test.h"
 
@@ -21,7 +22,8 @@ enum { END_FINISH, END_ABANDON, END_TMP };
 
 typedef struct rep {
     uint8_t seed;
-    int kind;         /* 1 crash (with a SIGSEGV), 2 snapshot */
+    int kind;         /* 1 crash (with a SIGSEGV), 2 snapshot, 3 hang (with its Hang record, and
+                       * the recovery record appended after `complete`) */
     uint64_t time;    /* capture time, ns */
     int32_t pid;
     const char *host;
@@ -58,6 +60,10 @@ static int write_report(const char *dir, const rep_t *r, char *path, size_t cap)
         fl_report_signal_t s = {.number = SIGSEGV, .code = 1, .crashed_tid = 7};
         fl_report_write_signal(&w, &s);
     }
+    fl_report_hang_t hang = {.monitored_tid = 7, .duration_ns = 900000000u, .threshold_ms = 800,
+                             .sequence = 1};
+    if (r->kind == 3)
+        fl_report_write_hang(&w, &hang);
     fl_report_write_note(&w, "a note");
     if (r->end == END_TMP) {
         close(w.fd);
@@ -65,6 +71,10 @@ static int write_report(const char *dir, const rep_t *r, char *path, size_t cap)
     } else {
         err = r->end == END_FINISH ? fl_report_writer_finish(&w) : fl_report_writer_abandon(&w);
         snprintf(path, cap, "%s/%s", dir, w.final_name);
+        hang.duration_ns = 2000000000u;
+        hang.recovered = true;
+        if (!err && r->kind == 3)
+            err = fl_report_append_hang(dfd, w.final_name, &hang);
     }
     close(dfd);
     return err;
@@ -358,6 +368,29 @@ static void test_last_crash(const char *base) {
     rep_t snap = {.seed = 10, .kind = 2, .time = BASE_TIME + 10 * S_NS};
     CHECK_EQ_U64(write_report(dir, &snap, path, sizeof path), 0);
     CHECK_EQ_U64(fl_last_crash(dir, &ci), FL_ENOTFOUND);
+    /* Nor is a hang; it stays a pending report of kind 3, complete, with the appended record's
+     * final duration. */
+    rep_t hang = {.seed = 11, .kind = 3, .time = BASE_TIME + 11 * S_NS};
+    CHECK_EQ_U64(write_report(dir, &hang, path, sizeof path), 0);
+    CHECK_EQ_U64(fl_last_crash(dir, &ci), FL_ENOTFOUND);
+    {
+        fl_store *st;
+        fl_store_stats stats;
+        CHECK_EQ_U64(fl_store_open(dir, NULL, &st, &stats), 0);
+        CHECK_EQ_U64(fl_store_count(st), 2);
+        CHECK_EQ_U64(stats.quarantined, 0);
+        const fl_store_report *e = fl_store_get(st, 1);
+        CHECK_EQ_U64(e->kind, 3);
+        CHECK(!e->truncated);
+        Faultline__Report *rep;
+        bool trunc = true;
+        CHECK_EQ_U64(fl_report_read_file(e->path, &rep, &trunc), 0);
+        CHECK(!trunc && rep->complete && rep->hang && rep->hang->recovered);
+        CHECK_EQ_U64(rep->hang->duration_ns, 2000000000u);
+        CHECK_EQ_U64(rep->hang->threshold_ms, 800);
+        fl_report_free(rep);
+        fl_store_close(st);
+    }
 
     /* A crash is told once. */
     rep_t a = {.seed = 20, .kind = 1, .time = BASE_TIME + 20 * S_NS};
