@@ -81,12 +81,23 @@ static void stacktrace(fl_tool_jw_t *j, const Faultline__Report *r, const Faultl
     fl_tool_jw_close(j, '}');
 }
 
+/* The exception: the signal or Mach exception of a crash, or a hang's finding; `crashed` the
+ * thread whose stack it carries (the crashed, or the monitored one). */
 static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
                       fl_tool_symbolizer_t *sym) {
     const Faultline__Signal *s = r->signal;
     const Faultline__MachException *m = r->mach_exception;
+    const Faultline__Hang *hang = r->hang;
     char type[64], value[512];
-    if (m) {
+    if (hang && !s && !m) {
+        /* A hang: Sentry's app-hang shape (sentry-native's and sentry-cocoa's AppHang). */
+        snprintf(type, sizeof type, "AppHang");
+        snprintf(value, sizeof value, "the monitored thread (tid %" PRId32 ") did not beat for %" PRIu64
+                                      ".%03" PRIu64 " s (threshold %" PRIu32 " ms)%s",
+                 hang->monitored_tid, hang->duration_ns / 1000000000u,
+                 hang->duration_ns % 1000000000u / 1000000u, hang->threshold_ms,
+                 hang->recovered ? ", then recovered" : "");
+    } else if (m) {
         snprintf(type, sizeof type, "%s", m->name[0] ? m->name : "EXC_UNKNOWN");
         fl_tool_mach_text(value, sizeof value, m);
     } else {
@@ -105,8 +116,8 @@ static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
     fl_tool_jw_str(j, "value", value);
     if (crashed >= 0) fl_tool_jw_int(j, "thread_id", r->threads[crashed]->tid);
     fl_tool_jw_open(j, "mechanism", '{');
-    fl_tool_jw_str(j, "type", m ? "mach_exception" : "signalhandler");
-    fl_tool_jw_bool(j, "handled", false);
+    fl_tool_jw_str(j, "type", hang && !s && !m ? "AppHang" : m ? "mach_exception" : "signalhandler");
+    fl_tool_jw_bool(j, "handled", hang && !s && !m); /* a hang did not end the process */
     fl_tool_jw_bool(j, "synthetic", true); /* the type is the signal's name, not the program's */
     fl_tool_jw_open(j, "meta", '{');
     if (s) {
@@ -219,6 +230,9 @@ void fl_tool_show_sentry(FILE *o, const Faultline__Report *r, bool truncated,
     const Faultline__Header *h = r->header;
     bool crash = h && h->kind == FAULTLINE__HEADER__KIND__KIND_CRASH;
     int crashed = fl_tool_crashed_thread(r);
+    if (crashed < 0 && r->hang) /* a hang: the monitored thread's stack is the exception's */
+        for (size_t i = 0; i < r->n_threads && crashed < 0; i++)
+            if (r->threads[i]->monitored || r->threads[i]->tid == r->hang->monitored_tid) crashed = (int)i;
     char buf[1024];
     fl_tool_jw_t j = {.o = o};
     fl_tool_jw_open(&j, NULL, '{');
@@ -231,7 +245,7 @@ void fl_tool_show_sentry(FILE *o, const Faultline__Report *r, bool truncated,
         if (buf[0]) fl_tool_jw_str(&j, "timestamp", buf);
     }
     fl_tool_jw_str(&j, "platform", "native");
-    fl_tool_jw_str(&j, "level", crash ? "fatal" : "info");
+    fl_tool_jw_str(&j, "level", crash ? "fatal" : r->hang ? "error" : "info");
     fl_tool_jw_str(&j, "logger", "faultline");
     if (h && (h->app_name[0] || h->app_version[0])) {
         snprintf(buf, sizeof buf, "%s%s%s", h->app_name, h->app_name[0] && h->app_version[0] ? "@" : "",
@@ -250,7 +264,7 @@ void fl_tool_show_sentry(FILE *o, const Faultline__Report *r, bool truncated,
             fl_tool_jw_str(&j, r->annotations[i]->key, r->annotations[i]->value);
     fl_tool_jw_close(&j, '}');
     contexts(&j, r, truncated);
-    bool exc = r->signal || r->mach_exception;
+    bool exc = r->signal || r->mach_exception || r->hang;
     if (exc) {
         exception(&j, r, crashed, sym);
     } else {

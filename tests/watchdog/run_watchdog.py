@@ -150,6 +150,23 @@ def check_hang_report(rdir, func, recovered):
     check("hang" in apple and "Hang Duration:" in apple and " Hung:" in apple, "apple: a hang, its duration, the thread")
     rc, tomb, _ = cli("show", "--format", "tombstone", path)
     check(re.search(r"hang: tid \d+ stuck for at least", tomb) is not None, "tombstone: hang line")
+    rc, sen, _ = cli("show", "--format", "sentry", path)
+    try:
+        ev = json.loads(sen)
+        exc = ev["exception"]["values"][0]
+        mon = [t for t in doc["threads"] if t["monitored"]]
+        check(ev["level"] == "error" and exc["type"] == "AppHang" and exc["mechanism"]["type"] == "AppHang" and
+              mon and exc["thread_id"] == mon[0]["tid"] and
+              [f["instruction_addr"] for f in exc["stacktrace"]["frames"]] == [f["pc"] for f in reversed(mon[0]["frames"])],
+              f"sentry: an AppHang with the monitored thread's stack ({exc.get('value')})")
+        # Sentry's event schema (tests/tools/sentry), with Debian's python3-jsonschema.
+        schema = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools", "sentry", "event.schema.json")
+        v = subprocess.run(["/usr/bin/python3", "-c", "import json,sys,jsonschema; jsonschema.validate("
+                            "json.load(sys.stdin), json.load(open(sys.argv[1])))", schema],
+                           input=sen, capture_output=True, text=True)
+        check(v.returncode == 0, f"sentry: the hang's event validates against Sentry's schema {v.stderr.strip()[-300:]}")
+    except (ValueError, KeyError, IndexError) as e:
+        check(False, f"sentry: the event parses ({e})")
     rc, lst, _ = cli("list", rdir)
     check(re.search(r"hang \(\d+\.\d{3} s", lst) is not None, f"list: hang and its duration ({lst.strip()[:200]})")
     rc, tri, _ = cli("triage", "--json", "--no-progress", rdir)
