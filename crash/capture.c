@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Crash-time capture: registers, frames, images and metadata into one streamed report. */
+#include <errno.h>
 #include <signal.h>
 #include <time.h>
 
@@ -222,6 +223,11 @@ int fl_crash_capture(const fl_capture_request_t *req) {
         fl_run_marker_set_state(&c->marker, FL_RUN_STATE_CRASHED, id);
     g_monitored_tid = req->hang ? req->hang->monitored_tid : 0;
     int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
+    /* A file system too full for the report: the run's marker gives up its space (the report
+     * says more than the marker would; the next start learns of the crash from the report). */
+    if (e == FL_EIO && (w->sys_errno == ENOSPC || w->sys_errno == EDQUOT) &&
+        fl_run_marker_remove(&fl_crash_config.marker))
+        e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
     if (req->id_out) fl_memcpy(req->id_out, id, 16);
     if (req->name_out) fl_strlcpy(req->name_out, w->final_name, FL_REPORT_NAME_MAX);
     if (e) {

@@ -148,16 +148,21 @@ int fl_run_marker_create(int dirfd, uint64_t start_unix_ns, fl_run_marker_t *m) 
     char tmp[80];
     snprintf(m->name, sizeof m->name, FL_RUN_MARKER_PREFIX "%016" PRIx64 "-%d", start_unix_ns, m->pid);
     snprintf(tmp, sizeof tmp, ".tmp%s", m->name);
-    int fd = openat(dirfd, tmp, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (fd < 0)
+    int wfd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (wfd < 0)
         return FL_EIO;
-    if (flock(fd, LOCK_EX | LOCK_NB) != 0 || pwrite(fd, &rec, sizeof rec, 0) != (ssize_t)sizeof rec ||
-        renameat(dirfd, tmp, dirfd, m->name) != 0) {
-        close(fd);
+    bool written = pwrite(wfd, &rec, sizeof rec, 0) == (ssize_t)sizeof rec;
+    close(wfd);
+    /* Held read-only (see fl_run_marker_t), locked before it takes its name. */
+    int fd = written ? openat(dirfd, tmp, O_RDONLY | O_NOFOLLOW | O_CLOEXEC) : -1;
+    if (fd < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 || renameat(dirfd, tmp, dirfd, m->name) != 0) {
+        if (fd >= 0)
+            close(fd);
         unlinkat(dirfd, tmp, 0);
         return FL_EIO;
     }
     m->fd = fd;
+    m->dirfd = dirfd;
     return 0;
 }
 

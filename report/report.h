@@ -261,7 +261,10 @@ typedef struct fl_run_record {
 _Static_assert(sizeof(fl_run_record_t) == 120, "the marker's layout is fixed");
 
 typedef struct fl_run_marker {
-    int fd;       /* -1: none */
+    int fd;       /* -1: none. Open read-only (it holds the lock): no descriptor of ours is open
+                   * for writing in the report directory, whose file system may be remounted
+                   * read-only; each write opens the file for that write. */
+    int dirfd;    /* the report directory */
     int pid;      /* the process that owns it: a fork child never writes its parent's marker */
     char name[64];
 } fl_run_marker_t;
@@ -278,6 +281,9 @@ void fl_run_marker_set_state(const fl_run_marker_t *m, unsigned state, const uin
  * over. AS-SAFE. */
 void fl_run_marker_set_hang(const fl_run_marker_t *m, bool in_progress, unsigned sequence,
                             const uint8_t id[16], uint64_t start_unix_ns, uint64_t duration_ns);
+/* Removes the marker's file, to give its space to a crash report on a full file system: whether
+ * there was one to remove (never in another process than the marker's). AS-SAFE. */
+bool fl_run_marker_remove(fl_run_marker_t *m);
 /* Closes the descriptor (the lock goes with the last copy of it). NOT AS-SAFE. */
 void fl_run_marker_close(fl_run_marker_t *m);
 /* This boot's id, 36 characters and a NUL; "" when unknown (bootid_<platform>.c). NOT AS-SAFE. */
