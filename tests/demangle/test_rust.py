@@ -187,7 +187,8 @@ for sch in ("v0", "legacy"):
         names = symbols(p)
         raw.append({n for n, s in zip(names, filt(names, "-i")) if s == CLOSURE[sch]})
     check(raw[0] and raw[1] and not raw[0] & raw[1], f"{sch}: the closure's link names differ: {raw}")
-    reports = [os.path.join(d, s, f) for s in ("0", "1") for f in os.listdir(os.path.join(d, s))]
+    reports = [os.path.join(d, s, f) for s in ("0", "1") for f in os.listdir(os.path.join(d, s))
+               if f.endswith(".flr")]  # (not the run markers, .run-*)
     r = run([args.faultline, "triage", "--json", "--no-progress", *reports])
     groups = json.loads(r.stdout)
     check(len(groups) == 1 and groups[0]["count"] == 2,
