@@ -109,7 +109,7 @@
     X(ProtocolWitnessTableAccessorUnused) X(AutoDiffFunction) X(AutoDiffDerivativeVTableThunk) \
     X(DifferentiabilityWitness) X(AutoDiffFunctionKind) X(IndexSubset) \
     X(AutoDiffSubsetParametersThunk) X(AutoDiffSelfReorderingReabstractionThunk) \
-    X(TypeMetadataLazyCacheOld) X(ClangType) X(PropertyWrapperInitFromProjected) X(LAST)
+    X(TypeMetadataLazyCacheOld) X(ClangType) X(PropertyWrapperInitFromProjected) X(AssocTypePath) X(LAST)
 
 #define SW_ENUM(k) SW_##k,
 enum sw_kind { SW_KINDS(SW_ENUM) };
@@ -165,6 +165,9 @@ int sw_with2(sw_ctx *c, int kind, int a, int b);
 int sw_child(const sw_ctx *c, int n, unsigned i);
 int sw_kind_of(const sw_ctx *c, int n);
 const char *sw_pool_put(sw_ctx *c, const char *t, size_t n);
+
+/* Swift's Punycode variant into UTF-8; 0 when malformed or out[] is too small. */
+int sw_punycode_utf8(const char *in, size_t n, char *out, size_t cap, size_t *olen);
 
 /* Parses c->s[0..n) (the part after the prefix) into a Global node, or -1. */
 int sw_parse_new(sw_ctx *c);

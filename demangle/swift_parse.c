@@ -468,7 +468,7 @@ static int word_end(int ch, int prev) {
 }
 
 /* Punycode as Swift uses it (digits a-z then A-J; '_' ends the basic code points). */
-static int punycode_utf8(sw_ctx *c, const char *in, size_t n, char *out, size_t cap, size_t *olen) {
+int sw_punycode_utf8(const char *in, size_t n, char *out, size_t cap, size_t *olen) {
     uint32_t cps[256];
     size_t ncp = 0;
     size_t basic = 0;
@@ -534,7 +534,6 @@ static int punycode_utf8(sw_ctx *c, const char *in, size_t n, char *out, size_t 
         memcpy(out + o, b, l);
         o += l;
     }
-    (void)c;
     *olen = o;
     return 1;
 }
@@ -567,7 +566,7 @@ static int demangle_identifier(sw_ctx *c) {
         const char *sl = c->s + c->pos;
         if (puny) {
             size_t ol;
-            if (!punycode_utf8(c, sl, (size_t)nch, buf + len, sizeof buf - len, &ol)) return -1;
+            if (!sw_punycode_utf8(sl, (size_t)nch, buf + len, sizeof buf - len, &ol)) return -1;
             len += ol;
         } else {
             if (len + (size_t)nch > sizeof buf) return -1;
@@ -1583,7 +1582,7 @@ static int demangle_metatype(sw_ctx *c) {
 }
 
 static int pop_assoc_type_path(sw_ctx *c) {
-    int path = sw_mk(c, SW_TypeList);
+    int path = sw_mk(c, SW_AssocTypePath);
     int first = 0, guard = 0;
     while (!first && guard++ < 64) {
         first = pop_kind(c, SW_FirstElementMarker) >= 0;
@@ -1592,7 +1591,7 @@ static int pop_assoc_type_path(sw_ctx *c) {
         sw_add(c, path, id);
     }
     reverse_kids(c, path, 0);
-    return type_of(c, path);
+    return path;
 }
 
 static int demangle_witness(sw_ctx *c) {

@@ -347,11 +347,14 @@ static void print_generic_signature(pr_t *p, int n) {
         if (d + 1 != levels) putc_(p, '>');
     }
     if (levels != nk && !p->simplified) {
+        if (!levels) putc_(p, '<');
         puts_(p, " where ");
         for (unsigned i = levels; i < nk; i++) {
             if (i > levels) puts_(p, ", ");
             print(p, CH(n, i), 0);
         }
+    } else if (!levels) {
+        return;
     }
     putc_(p, '>');
 }
@@ -671,7 +674,7 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         return print_entity(p, n, as_prefix, TP_FUNC, 1, NULL, -1, NULL);
     case SW_Variable: return print_entity(p, n, as_prefix, TP_COLON, 1, NULL, -1, NULL);
     case SW_Subscript: return print_entity(p, n, as_prefix, TP_FUNC, 0, NULL, -1, "subscript");
-    case SW_Macro: return print_entity(p, n, as_prefix, TP_COLON, 1, NULL, -1, NULL);
+    case SW_Macro: return print_entity(p, n, as_prefix, NK(n) == 3 ? TP_COLON : TP_FUNC, 1, NULL, -1, NULL);
     case SW_GenericTypeParamDecl: return print_entity(p, n, as_prefix, TP_NONE, 1, NULL, -1, NULL);
     case SW_Constructor:
         return print_entity(p, n, as_prefix, TP_FUNC, NK(n) > 2, "init", -1, NULL);
@@ -830,6 +833,7 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         print_bound_generic(p, n);
         return -1;
     case SW_TypeList: print_children(p, n, NULL); return -1;
+    case SW_AssocTypePath: print_children(p, n, "."); return -1;
     case SW_DependentGenericParamType: param_name(p, IDX(CH(n, 0)), IDX(CH(n, 1))); return -1;
     case SW_DependentGenericType: {
         print(p, CH(n, 0), 0);
@@ -1012,7 +1016,7 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         print_spec_prefix(p, n, "generic not re-abstracted specialization");
         return -1;
     case SW_GenericSpecializationInResilienceDomain:
-        print_spec_prefix(p, n, "generic specialization <resilient>");
+        print_spec_prefix(p, n, "generic specialization");
         return -1;
     case SW_InlinedGenericFunction: print_spec_prefix(p, n, "inlined generic function"); return -1;
     case SW_GenericPartialSpecialization: print_spec_prefix(p, n, "generic partial specialization"); return -1;
