@@ -16,7 +16,17 @@ static const struct {
     {"$s", 0, 0},             {"$S", 0, 0},  {"$e", 0, 0},  {"_T", 0, 1},
 };
 
+static int demangle(const char *sym, char *out, size_t cap, unsigned flags, int nested);
+
+static long nested(const char *sym, char *out, size_t cap, int simplified) {
+    return demangle(sym, out, cap, simplified ? FL_DEMANGLE_SIMPLIFIED : FL_DEMANGLE_FULL, 1);
+}
+
 int fl_demangle_swift(const char *sym, char *out, size_t cap, unsigned flags) {
+    return demangle(sym, out, cap, flags, 0);
+}
+
+static int demangle(const char *sym, char *out, size_t cap, unsigned flags, int is_nested) {
     if (!cap) return FL_EINVAL;
     out[0] = 0;
     if (!sym) return FL_ENOTFOUND;
@@ -36,7 +46,7 @@ int fl_demangle_swift(const char *sym, char *out, size_t cap, unsigned flags) {
         c.nn = c.nc = c.sp = c.nsubst = c.nwords = c.npool = 0;
         int root = prefixes[i].old ? sw_parse_old(&c) : sw_parse_new(&c);
         if (root < 0 || c.fail) return FL_ENOTFOUND;
-        sw_opts o = {.simplified = (flags & FL_DEMANGLE_SIMPLIFIED) != 0};
+        sw_opts o = {.simplified = (flags & FL_DEMANGLE_SIMPLIFIED) != 0, .nested = is_nested ? NULL : nested};
         long len = sw_print(&c, root, out, cap - 1, &o);
         if (len <= 0) {
             out[0] = 0;

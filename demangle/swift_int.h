@@ -177,6 +177,8 @@ int sw_parse_old(sw_ctx *c);
 /* Printer options (a subset of Swift's DemangleOptions). */
 typedef struct {
     int simplified;
+    /* demangles a symbol found inside a name (specialization payloads), or NULL */
+    long (*nested)(const char *sym, char *out, size_t cap, int simplified);
 } sw_opts;
 
 /* Prints node `root` into out[0..cap); returns the full length it would have had, or -1 if

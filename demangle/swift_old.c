@@ -403,17 +403,31 @@ static int generic_requirement(od_t *o) {
     return sw_with2(c, SW_DependentGenericConformanceRequirement, ct, constraint);
 }
 
+/* An index whose number wraps around as Swift's reader does (counts only: the printer caps
+ * what it shows). */
+static int wrapping_index(sw_ctx *c, uint64_t *v) {
+    if (next_if(c, '_')) {
+        *v = 0;
+        return 1;
+    }
+    if (!is_digit(peek(c))) return 0;
+    uint64_t x = 0;
+    while (is_digit(peek(c))) x = x * 10 + (uint64_t)(next(c) - '0');
+    if (!next_if(c, '_')) return 0;
+    *v = x + 1;
+    return 1;
+}
+
 static int generic_signature(od_t *o) {
     ENTER(o);
     sw_ctx *c = o->c;
     int sig = sw_mk(c, SW_DependentGenericSignature);
     int any = 0;
     while (peek(c) != 'R' && peek(c) != 'r') {
-        long cnt;
+        uint64_t cnt;
         if (next_if(c, 'z')) cnt = 0;
         else {
-            cnt = dindex(c);
-            if (cnt < 0) LEAVE(o, -1);
+            if (!wrapping_index(c, &cnt)) LEAVE(o, -1);
             cnt += 1;
         }
         sw_add(c, sig, sw_mk_index(c, SW_DependentGenericParamCount, (uint64_t)cnt));

@@ -1039,9 +1039,10 @@ static int demangle_bound_generic_type(sw_ctx *c) {
     return t;
 }
 
+static int is_any_conformance(int k);
 static int demangle_retroactive_conformance(sw_ctx *c) {
     int idx = index_node(c);
-    int conf = pop_if(c, is_any_generic) >= 0 ? -1 : pop(c); /* any conformance node */
+    int conf = pop_if(c, is_any_conformance);
     return sw_with2(c, SW_RetroactiveConformance, idx, conf);
 }
 
@@ -1764,11 +1765,7 @@ static int demangle_thunk_or_specialization(sw_ctx *c) {
         if (serialized) r = sw_add(c, r, sw_mk(c, SW_IsSerialized));
         return r;
     }
-    case 'l': {
-        int name = pop_assoc_type_path(c);
-        (void)name;
-        return -1;
-    }
+    case 'l': return sw_with(c, SW_AssociatedTypeDescriptor, pop_assoc_type_name(c));
     case 'L': return sw_with(c, SW_ProtocolRequirementsBaseDescriptor, pop_protocol(c));
     case 'n': case 'N': case 'b': {
         int req = pop_protocol(c);
@@ -1787,6 +1784,10 @@ static int demangle_thunk_or_specialization(sw_ctx *c) {
     case 'e': {
         char buf[128];
         size_t n = 0;
+        if (next_if(c, '_')) return -1;
+        int kind = next(c);
+        if (kind != 'p' && kind != 'a' && kind != 'm') return -1;
+        buf[n++] = (char)kind;
         for (;;) {
             int x = next(c);
             if (x == '_') break;
@@ -1794,8 +1795,6 @@ static int demangle_thunk_or_specialization(sw_ctx *c) {
             if (x != 'n' && x != 'b' && x != 'g') return -1;
             buf[n++] = (char)x;
         }
-        if (n == 0) return -1;
-        /* the first letter is the result's, then '_'-less parameters ("mbgnn") */
         const char *t = sw_pool_put(c, buf, n);
         return t ? sw_mk_text(c, SW_OutlinedBridgedMethod, t, n) : -1;
     }
@@ -1811,8 +1810,41 @@ static int demangle_thunk_or_specialization(sw_ctx *c) {
     }
 }
 
+static int is_any_conformance(int k) {
+    return k == SW_ConcreteProtocolConformance || k == SW_DependentProtocolConformanceRoot ||
+           k == SW_DependentProtocolConformanceInherited || k == SW_DependentProtocolConformanceAssociated;
+}
+
+static int pop_any_conformance_list(sw_ctx *c) {
+    int list = sw_mk(c, SW_TypeList);
+    if (pop_kind(c, SW_EmptyList) >= 0) return list;
+    int first = 0, guard = 0;
+    do {
+        first = pop_kind(c, SW_FirstElementMarker) >= 0;
+        int conf = pop_if(c, is_any_conformance);
+        if (conf < 0 || ++guard > 256) return -1;
+        sw_add(c, list, conf);
+    } while (!first);
+    reverse_kids(c, list, 0);
+    return list;
+}
+
 static int demangle_H(sw_ctx *c) {
     switch (next(c)) {
+    case 'P': return sw_with(c, SW_ProtocolConformanceRefInTypeModule, pop_protocol(c));
+    case 'p': return sw_with(c, SW_ProtocolConformanceRefInProtocolModule, pop_protocol(c));
+    case 'C': {
+        int list = pop_any_conformance_list(c);
+        int ref = pop_kind(c, SW_ProtocolConformanceRefInTypeModule);
+        if (ref < 0) ref = pop_kind(c, SW_ProtocolConformanceRefInProtocolModule);
+        if (ref < 0) {
+            int mod = pop_module(c);
+            int proto = pop_protocol(c);
+            ref = sw_with2(c, SW_ProtocolConformanceRefInOtherModule, proto, mod);
+        }
+        int type = pop_kind(c, SW_Type);
+        return with3(c, SW_ConcreteProtocolConformance, type, ref, list);
+    }
     case 'r': return sw_with(c, SW_ProtocolDescriptorRecord, pop_protocol(c));
     case 'c': return sw_with(c, SW_ProtocolConformanceDescriptorRecord, pop_protocol_conformance(c));
     case 'n': return with_popped_type(c, SW_NominalTypeDescriptorRecord);

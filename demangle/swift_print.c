@@ -15,6 +15,7 @@ typedef struct {
     int spec_printed;
     /* options (Swift's DemangleOptions) */
     int simplified;
+    long (*nested)(const char *sym, char *out, size_t cap, int simplified);
 } pr_t;
 
 enum { PR_MAX_STEPS = 200000, PR_MAX_LEN = 1 << 16 };
@@ -457,6 +458,66 @@ static void print_spec_prefix(pr_t *p, int n, const char *desc) {
         }
     }
     puts_(p, "> of ");
+}
+
+/* A payload that is itself a symbol is shown demangled (one level deep: the nested call
+ * gets no further nesting, which bounds the stack). */
+static void print_payload(pr_t *p, int n) {
+    char sym[512], out[1024];
+    size_t l = p->c->nodes[n].tlen;
+    if (p->nested && l < sizeof sym) {
+        memcpy(sym, p->c->nodes[n].text, l);
+        sym[l] = 0;
+        long r = p->nested(sym, out, sizeof out, p->simplified);
+        if (r > 0 && (size_t)r < sizeof out - 1) {
+            put(p, out, (size_t)r);
+            return;
+        }
+    }
+    put(p, TXT(n));
+}
+
+static int starts_with(pr_t *p, int n, const char *s) {
+    size_t l = strlen(s);
+    return n >= 0 && p->c->nodes[n].tlen >= l && memcmp(p->c->nodes[n].text, s, l) == 0;
+}
+
+static void print_fsig_param(pr_t *p, int n) {
+    unsigned i = 0, nk = NK(n);
+    while (i < nk && !p->bad) {
+        int kind = CH(n, i);
+        if (!starts_with(p, kind, "Constant") && !starts_with(p, kind, "Closure")) {
+            print(p, CH(n, i++), 0);
+            continue;
+        }
+        putc_(p, '[');
+        print(p, CH(n, i++), 0);
+        puts_(p, " : ");
+        if (starts_with(p, kind, "Constant Propagated String")) {
+            print(p, CH(n, i++), 0);
+            putc_(p, '\'');
+            print(p, CH(n, i++), 0);
+            putc_(p, '\'');
+        } else if (starts_with(p, kind, "Constant Propagated KeyPath")) {
+            print(p, CH(n, i++), 0);
+            putc_(p, '<');
+            print(p, CH(n, i++), 0);
+            putc_(p, ',');
+            print(p, CH(n, i++), 0);
+            putc_(p, '>');
+        } else if (starts_with(p, kind, "Closure")) {
+            print(p, CH(n, i++), 0);
+            puts_(p, ", Argument Types : [");
+            while (i < nk && K(CH(n, i)) == SW_Type) {
+                print(p, CH(n, i++), 0);
+                if (i < nk && K(CH(n, i)) == SW_Type) puts_(p, ", ");
+            }
+            putc_(p, ']');
+        } else {
+            print(p, CH(n, i++), 0);
+        }
+        putc_(p, ']');
+    }
 }
 
 /* ---- impl function types ---- */
@@ -1139,6 +1200,18 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         return -1;
     }
     case SW_IsSerialized: puts_(p, "serialized"); return -1;
+    case SW_ValueWitness:
+        print(p, CH(n, 0), 0);
+        puts_(p, p->simplified ? " for " : " value witness for ");
+        print(p, CH(n, 1), 0);
+        return -1;
+    case SW_FunctionSignatureSpecializationParam: print_fsig_param(p, n); return -1;
+    case SW_FunctionSignatureSpecializationParamKind: put(p, TXT(n)); return -1;
+    case SW_FunctionSignatureSpecializationParamPayload: print_payload(p, n); return -1;
+    case SW_AssociatedTypeDescriptor:
+        puts_(p, "associated type descriptor for ");
+        print(p, CH(n, 0), 0);
+        return -1;
     case SW_FreestandingMacroExpansion:
         return print_entity(p, n, as_prefix, TP_NONE, 1, "freestanding macro expansion #",
                             (long)IDX(CH(n, 2)) + 1, NULL);
@@ -1185,6 +1258,7 @@ long sw_print(const sw_ctx *c, int root, char *out, size_t cap, const sw_opts *o
     p.out = out;
     p.cap = cap;
     p.simplified = o->simplified;
+    p.nested = o->nested;
     print(&p, root, 0);
     if (p.bad) return -1;
     return (long)p.len;
