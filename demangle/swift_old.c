@@ -941,7 +941,7 @@ static int func_sig_spec_param(od_t *o, int param) {
         return next_if(c, '_') ? param : -1;
     }
     if (next_if(c, 'k')) {
-        fsig_kind(c, param, "Box To Stack");
+        fsig_kind(c, param, "Stack Promoted from Box");
         return next_if(c, '_') ? param : -1;
     }
     /* option set: dead, owned to guaranteed, guaranteed to owned, exploded */

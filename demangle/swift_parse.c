@@ -1948,7 +1948,111 @@ int sw_parse_new(sw_ctx *c) {
     return top;
 }
 
+static int fsig_kind(sw_ctx *c, int param, const char *t) {
+    return sw_add(c, param, sw_mk_text(c, SW_FunctionSignatureSpecializationParamKind, t, strlen(t)));
+}
+
+/* An option set ("Dead and Owned To Guaranteed"). */
+static int fsig_options(sw_ctx *c, int param, int e2g, int dead) {
+    const char *parts[5];
+    int np = 0;
+    if (e2g) parts[np++] = "Existential To Protocol Constrained Generic";
+    if (dead) parts[np++] = "Dead";
+    if (next_if(c, 'G')) parts[np++] = "Owned To Guaranteed";
+    if (next_if(c, 'O')) parts[np++] = "Guaranteed To Owned";
+    if (next_if(c, 'X')) parts[np++] = "Exploded";
+    char buf[160];
+    size_t l = 0;
+    for (int i = 0; i < np; i++) {
+        if (i) memcpy(buf + l, " and ", 5), l += 5;
+        size_t pl = strlen(parts[i]);
+        memcpy(buf + l, parts[i], pl);
+        l += pl;
+    }
+    const char *t = sw_pool_put(c, buf, l);
+    return t ? sw_add(c, param, sw_mk_text(c, SW_FunctionSignatureSpecializationParamKind, t, l)) : -1;
+}
+
+static int fsig_param(sw_ctx *c, int kind) {
+    int p = sw_mk(c, kind);
+    switch (next(c)) {
+    case 'n': return p;
+    case 'c': return fsig_kind(c, p, "Closure Propagated");
+    case 'p':
+        switch (next(c)) {
+        case 'f': return fsig_kind(c, p, "Constant Propagated Function");
+        case 'g': return fsig_kind(c, p, "Constant Propagated Global");
+        case 'k': return fsig_kind(c, p, "Constant Propagated KeyPath");
+        case 'i': case 'd': {
+            fsig_kind(c, p, c->s[c->pos - 1] == 'i' ? "Constant Propagated Integer" : "Constant Propagated Float");
+            size_t st = c->pos;
+            while (is_digit(peek(c))) next(c);
+            if (c->pos == st) return -1;
+            return sw_add(c, p, sw_mk_text(c, SW_FunctionSignatureSpecializationParamPayload, c->s + st, c->pos - st));
+        }
+        case 's': {
+            const char *enc;
+            switch (next(c)) {
+            case 'b': enc = "u8"; break;
+            case 'w': enc = "u16"; break;
+            case 'c': enc = "objc"; break;
+            default: return -1;
+            }
+            fsig_kind(c, p, "Constant Propagated String");
+            return sw_add(c, p, sw_mk_text(c, SW_FunctionSignatureSpecializationParamPayload, enc, strlen(enc)));
+        }
+        default: return -1;
+        }
+    case 'e': return fsig_options(c, p, 1, next_if(c, 'D'));
+    case 'd': return fsig_options(c, p, 0, 1);
+    case 'g': push_back(c); return fsig_options(c, p, 0, 0);
+    case 'o': push_back(c); return fsig_options(c, p, 0, 0);
+    case 'x': push_back(c); return fsig_options(c, p, 0, 0);
+    case 'i': return fsig_kind(c, p, "Value Promoted from Box");
+    case 's': return fsig_kind(c, p, "Stack Promoted from Box");
+    case 'r': return fsig_kind(c, p, "InOut Converted to Out");
+    default: return -1;
+    }
+}
+
+static int starts(const sw_ctx *c, int n, const char *s) {
+    size_t l = strlen(s);
+    return n >= 0 && c->nodes[n].tlen >= l && memcmp(c->nodes[n].text, s, l) == 0;
+}
+
 static int demangle_function_specialization(sw_ctx *c) {
-    (void)c;
-    return -1;
+    int spec = demangle_spec_attributes(c, SW_FunctionSignatureSpecialization);
+    int guard = 0;
+    while (spec >= 0 && !next_if(c, '_')) {
+        if (++guard > 256) return -1;
+        spec = sw_add(c, spec, fsig_param(c, SW_FunctionSignatureSpecializationParam));
+    }
+    if (!next_if(c, 'n')) spec = sw_add(c, spec, fsig_param(c, SW_FunctionSignatureSpecializationReturn));
+    if (spec < 0) return -1;
+    /* The payloads were mangled before the specialization: take them back, last first. */
+    unsigned num = nkids(c, spec);
+    for (unsigned i = 0; i < num; i++) {
+        int param = sw_child(c, spec, num - i - 1);
+        if (sw_kind_of(c, param) != SW_FunctionSignatureSpecializationParam || nkids(c, param) == 0) continue;
+        int kind = sw_child(c, param, 0);
+        int closure = starts(c, kind, "Closure"), keypath = starts(c, kind, "Constant Propagated KeyPath");
+        int str = starts(c, kind, "Constant Propagated String");
+        if (!closure && !keypath && !str && !starts(c, kind, "Constant Propagated Function") &&
+            !starts(c, kind, "Constant Propagated Global"))
+            continue;
+        unsigned fixed = nkids(c, param);
+        int ty;
+        while ((ty = pop_kind(c, SW_Type)) >= 0) {
+            if (!closure && !keypath) return -1;
+            sw_add(c, param, ty);
+        }
+        int name = pop_kind(c, SW_Identifier);
+        if (name < 0) return -1;
+        const char *t = c->nodes[name].text;
+        size_t l = c->nodes[name].tlen;
+        if (str && l && t[0] == '_') t++, l--;
+        sw_add(c, param, sw_mk_text(c, SW_FunctionSignatureSpecializationParamPayload, t, l));
+        reverse_kids(c, param, fixed);
+    }
+    return spec;
 }
