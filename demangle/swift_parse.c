@@ -234,7 +234,7 @@ static int is_context(int k) {
     case SW_MemberAttributeAttachedMacroExpansion: case SW_ConformanceAttachedMacroExpansion:
     case SW_ExtensionAttachedMacroExpansion: case SW_BodyAttachedMacroExpansion:
     case SW_PreambleAttachedMacroExpansion: case SW_MacroExpansionUniqueName:
-    case SW_LocalTypeUnknownContext:
+    case SW_LocalTypeUnknownContext: case SW_AutoDiffFunction: case SW_AutoDiffDerivativeVTableThunk:
         return 1;
     default:
         return 0;
@@ -1595,6 +1595,7 @@ static int pop_assoc_type_path(sw_ctx *c) {
     return path;
 }
 
+static int index_subset(sw_ctx *c);
 static int demangle_witness(sw_ctx *c) {
     int ch = next(c);
     switch (ch) {
@@ -1638,6 +1639,22 @@ static int demangle_witness(sw_ctx *c) {
         int proto = pop_kind(c, SW_Type);
         int conf = pop_protocol_conformance(c);
         return sw_with2(c, SW_BaseWitnessTableAccessor, conf, proto);
+    }
+    case 'J': {
+        int r = sw_mk(c, SW_DifferentiabilityWitness);
+        int sig = pop_kind(c, SW_DependentGenericSignature);
+        int n;
+        while ((n = pop(c)) >= 0) r = sw_add(c, r, n);
+        reverse_kids(c, r, 0);
+        int k = next(c);
+        if (k != 'f' && k != 'r' && k != 'd' && k != 'l') return -1;
+        r = sw_add(c, r, sw_mk_index(c, SW_Index, (uint64_t)k));
+        r = sw_add(c, r, index_subset(c));
+        if (!next_if(c, 'p')) return -1;
+        r = sw_add(c, r, index_subset(c));
+        if (!next_if(c, 'r')) return -1;
+        add_opt(c, r, sig);
+        return r;
     }
     case 'O': {
         int k;
@@ -1692,6 +1709,37 @@ static int demangle_generic_specialization(sw_ctx *c, int kind) {
 }
 
 static int demangle_function_specialization(sw_ctx *c);
+
+static int autodiff_kind(sw_ctx *c) {
+    int k = next(c);
+    if (k != 'f' && k != 'r' && k != 'd' && k != 'p') return -1;
+    return sw_mk_index(c, SW_AutoDiffFunctionKind, (uint64_t)k);
+}
+
+static int index_subset(sw_ctx *c) {
+    size_t st = c->pos;
+    while (peek(c) == 'S' || peek(c) == 'U') next(c);
+    if (c->pos == st) return -1;
+    return sw_mk_text(c, SW_IndexSubset, c->s + st, c->pos - st);
+}
+
+/* Autodiff functions and thunks take everything parsed so far as their original. */
+static int autodiff_thunk(sw_ctx *c, int kind) {
+    int r = sw_mk(c, kind);
+    int n;
+    while ((n = pop(c)) >= 0) r = sw_add(c, r, n);
+    reverse_kids(c, r, 0);
+    r = sw_add(c, r, autodiff_kind(c));
+    r = sw_add(c, r, index_subset(c));
+    if (!next_if(c, 'p')) return -1;
+    r = sw_add(c, r, index_subset(c));
+    if (!next_if(c, 'r')) return -1;
+    if (kind == SW_AutoDiffSubsetParametersThunk) {
+        r = sw_add(c, r, index_subset(c));
+        if (!next_if(c, 'P')) return -1;
+    }
+    return r;
+}
 
 static int demangle_thunk_or_specialization(sw_ctx *c) {
     int ch = next(c);
@@ -1799,6 +1847,21 @@ static int demangle_thunk_or_specialization(sw_ctx *c) {
         return t ? sw_mk_text(c, SW_OutlinedBridgedMethod, t, n) : -1;
     }
     case 'u': return sw_mk(c, SW_AsyncFunctionPointer);
+    case 'J':
+        switch (peek(c)) {
+        case 'S': next(c); return autodiff_thunk(c, SW_AutoDiffSubsetParametersThunk);
+        case 'O': {
+            next(c);
+            int r = sw_mk(c, SW_AutoDiffSelfReorderingReabstractionThunk);
+            add_opt(c, r, pop_kind(c, SW_DependentGenericSignature));
+            r = sw_add(c, r, pop_kind(c, SW_Type));
+            r = sw_add(c, r, pop_kind(c, SW_Type));
+            reverse_kids(c, r, 0);
+            return sw_add(c, r, autodiff_kind(c));
+        }
+        case 'V': next(c); return autodiff_thunk(c, SW_AutoDiffDerivativeVTableThunk);
+        default: return autodiff_thunk(c, SW_AutoDiffFunction);
+        }
     case 'w':
         switch (next(c)) {
         case 'b': return sw_mk(c, SW_BackDeploymentThunk);

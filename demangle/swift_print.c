@@ -512,7 +512,9 @@ static void print_fsig_param(pr_t *p, int n) {
                 print(p, CH(n, i++), 0);
                 if (i < nk && K(CH(n, i)) == SW_Type) puts_(p, ", ");
             }
+            /* Swift closes only the list here, not the outer bracket */
             putc_(p, ']');
+            continue;
         } else {
             print(p, CH(n, i++), 0);
         }
@@ -1200,6 +1202,133 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         return -1;
     }
     case SW_IsSerialized: puts_(p, "serialized"); return -1;
+    case SW_AutoDiffFunctionKind:
+        switch (IDX(n)) {
+        case 'f': puts_(p, "forward-mode derivative"); break;
+        case 'r': puts_(p, "reverse-mode derivative"); break;
+        case 'd': puts_(p, "differential"); break;
+        default: puts_(p, "pullback"); break;
+        }
+        return -1;
+    case SW_IndexSubset: {
+        putc_(p, '{');
+        int any = 0;
+        for (uint32_t i = 0; i < p->c->nodes[n].tlen; i++) {
+            if (p->c->nodes[n].text[i] != 'S') continue;
+            if (any) puts_(p, ", ");
+            putu(p, i);
+            any = 1;
+        }
+        putc_(p, '}');
+        return -1;
+    }
+    case SW_AutoDiffFunction: case SW_AutoDiffDerivativeVTableThunk: {
+        unsigned end = 0, nk = NK(n);
+        while (end < nk && K(CH(n, end)) != SW_AutoDiffFunctionKind) end++;
+        if (end + 2 >= nk) {
+            p->bad = 1;
+            return -1;
+        }
+        if (k == SW_AutoDiffDerivativeVTableThunk) puts_(p, "vtable thunk for ");
+        print(p, CH(n, end), 0);
+        puts_(p, " of ");
+        int sig = -1;
+        for (unsigned i = 0; i < end; i++) {
+            if (i + 1 == end && K(CH(n, i)) == SW_DependentGenericSignature) {
+                sig = CH(n, i);
+                break;
+            }
+            print(p, CH(n, i), 0);
+        }
+        if (p->simplified) return -1;
+        puts_(p, " with respect to parameters ");
+        print(p, CH(n, end + 1), 0);
+        puts_(p, " and results ");
+        print(p, CH(n, end + 2), 0);
+        if (sig >= 0) {
+            puts_(p, " with ");
+            print(p, sig, 0);
+        }
+        return -1;
+    }
+    case SW_DifferentiabilityWitness: {
+        unsigned nk = NK(n);
+        if (nk < 3) {
+            p->bad = 1;
+            return -1;
+        }
+        unsigned ki = nk - (K(CH(n, nk - 1)) == SW_DependentGenericSignature ? 4 : 3);
+        switch (IDX(CH(n, ki))) {
+        case 'f': puts_(p, "forward-mode"); break;
+        case 'r': puts_(p, "reverse-mode"); break;
+        case 'd': puts_(p, "normal"); break;
+        default: puts_(p, "linear"); break;
+        }
+        puts_(p, " differentiability witness for ");
+        unsigned i = 0;
+        for (; i < nk && K(CH(n, i)) != SW_Index; i++) print(p, CH(n, i), 0);
+        i++;
+        puts_(p, " with respect to parameters ");
+        print(p, CH(n, i++), 0);
+        puts_(p, " and results ");
+        print(p, CH(n, i++), 0);
+        if (i < nk) {
+            puts_(p, " with ");
+            print(p, CH(n, i), 0);
+        }
+        return -1;
+    }
+    case SW_AutoDiffSubsetParametersThunk: {
+        unsigned nk = NK(n);
+        if (nk < 5) {
+            p->bad = 1;
+            return -1;
+        }
+        unsigned cur = nk - 1;
+        int to = CH(n, cur--), res = CH(n, cur--), par = CH(n, cur--), kind = CH(n, cur--);
+        puts_(p, "autodiff subset parameters thunk for ");
+        print(p, kind, 0);
+        puts_(p, " from ");
+        if (cur == 0) {
+            print(p, CH(n, 0), 0);
+        } else {
+            for (unsigned i = 0; i < cur; i++) print(p, CH(n, i), 0);
+        }
+        puts_(p, " with respect to parameters ");
+        print(p, par, 0);
+        puts_(p, " and results ");
+        print(p, res, 0);
+        puts_(p, " to parameters ");
+        print(p, to, 0);
+        if (cur > 0) {
+            puts_(p, " of type ");
+            print(p, CH(n, cur), 0);
+        }
+        return -1;
+    }
+    case SW_AutoDiffSelfReorderingReabstractionThunk: {
+        puts_(p, "autodiff self-reordering reabstraction thunk ");
+        int from = CH(n, 0), to = CH(n, 1);
+        if (p->simplified) {
+            puts_(p, "for ");
+            print(p, from, 0);
+            return -1;
+        }
+        unsigned i = 2;
+        int sig = -1;
+        if (K(CH(n, i)) == SW_DependentGenericSignature) sig = CH(n, i++);
+        puts_(p, "for ");
+        print(p, CH(n, i), 0);
+        if (sig >= 0) {
+            print(p, sig, 0);
+            putc_(p, ' ');
+        }
+        puts_(p, " from ");
+        print(p, from, 0);
+        puts_(p, " to ");
+        print(p, to, 0);
+        return -1;
+    }
     case SW_ValueWitness:
         print(p, CH(n, 0), 0);
         puts_(p, p->simplified ? " for " : " value witness for ");
