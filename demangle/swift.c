@@ -47,7 +47,8 @@ static int demangle(const char *sym, char *out, size_t cap, unsigned flags, int 
         int root = prefixes[i].old ? sw_parse_old(&c) : sw_parse_new(&c);
         if (root < 0 || c.fail) return FL_ENOTFOUND;
         sw_opts o = {.simplified = (flags & FL_DEMANGLE_SIMPLIFIED) != 0, .nested = is_nested ? NULL : nested};
-        long len = sw_print(&c, root, out, cap - 1, &o);
+        /* all of out[] is written, so that out[w] below is the first byte cut */
+        long len = sw_print(&c, root, out, cap, &o);
         if (len <= 0) {
             out[0] = 0;
             return FL_ENOTFOUND;

@@ -54,6 +54,16 @@ static long run_corpus(const char *path, unsigned flags, const char *what) {
     return pm;
 }
 
+/* Whether s ends with a complete UTF-8 sequence (a cut never splits one). */
+static int utf8_complete(const char *s) {
+    size_t n = strlen(s), i = n;
+    while (i > 0 && ((unsigned char)s[i - 1] & 0xC0) == 0x80) i--;
+    if (i == 0) return n == 0;
+    unsigned char lead = (unsigned char)s[i - 1];
+    size_t want = lead < 0x80 ? 1 : lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : 2;
+    return n - (i - 1) == want;
+}
+
 /* Every output is NUL-terminated inside its cap, whatever the cap. */
 static void check_caps(const char *sym) {
     char full[8192];
@@ -67,6 +77,7 @@ static void check_caps(const char *sym) {
         if (r >= 0) {
             CHECK(q >= 0 && (size_t)q < cap && strlen(buf) == (size_t)q);
             CHECK(strncmp(buf, full, (size_t)q) == 0);
+            CHECK(utf8_complete(buf));
         } else {
             CHECK(q == FL_ENOTFOUND);
         }
@@ -102,9 +113,10 @@ static void check_hostile(void) {
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         size_t n = strlen(cases[i].head);
         memcpy(sym, cases[i].head, n);
-        for (int r = 0; r < cases[i].reps && n + 16 < sizeof sym; r++) {
+        /* under the 4096-byte bound on names, so that the parser itself is exercised */
+        for (int r = 0; r < cases[i].reps; r++) {
             size_t u = strlen(cases[i].unit);
-            if (n + u + 16 >= sizeof sym) break;
+            if (n + u + strlen(cases[i].tail) >= 4000) break;
             memcpy(sym + n, cases[i].unit, u);
             n += u;
         }
@@ -117,9 +129,14 @@ static void check_hostile(void) {
         CHECK(dt < 5.0);
         check_caps(sym);
     }
-    /* A substitution that doubles at every step: exponential if printed naively. */
-    strcpy(sym, "$s4main1AVAByABGABGAC");
-    for (int i = 0; i < 40; i++) strcat(sym, "yAEG");
+    /* Each level a dictionary of the previous one twice (a substitution): 2^25 copies if
+     * printed naively. */
+    strcpy(sym, "$sSDySiSiG");
+    for (int i = 0; i < 25; i++) {
+        char lvl[16];
+        snprintf(lvl, sizeof lvl, "SDyA%cA%cG", 'A' + i, 'A' + i);
+        strcat(sym, lvl);
+    }
     strcat(sym, "D");
     double t0 = now();
     int r = fl_demangle_swift(sym, out, sizeof out, 0);
