@@ -154,7 +154,10 @@ typedef struct {
     char pool[SW_POOL];
 } sw_ctx;
 
-/* Tree construction (swift_parse.c). All return -1 on failure (and set c->fail for
+/* Everything declared below is NOT AS-SAFE (the CLI only) and thread-safe: all state lives in
+ * the caller's sw_ctx.
+ *
+ * Tree construction (swift_parse.c). All return -1 on failure (and set c->fail for
  * exhaustion), and accept -1 arguments (propagating the failure). */
 int sw_mk(sw_ctx *c, int kind);
 int sw_mk_text(sw_ctx *c, int kind, const char *t, size_t n);

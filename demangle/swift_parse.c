@@ -961,7 +961,8 @@ static int demangle_builtin_type(sw_ctx *c) {
 }
 
 static int bound_generic_args(sw_ctx *c, int nominal, const int *lists, int nlists, int idx, int depth) {
-    if (nominal < 0 || idx >= nlists || depth > 64) return -1;
+    /* more argument lists than levels of nesting: nothing to bind them to */
+    if (nominal < 0 || idx >= nlists || depth > 64 || nkids(c, nominal) == 0) return -1;
     int ctx = sw_child(c, nominal, 0);
     int consumes = 1;
     switch (sw_kind_of(c, nominal)) {
@@ -1487,9 +1488,9 @@ static int demangle_function_entity(sw_ctx *c) {
         int ctx = pop_context(c);
         int r;
         if (kk == SW_FreestandingMacroExpansion) {
-            /* the private name (when given) belongs to the macro's name */
-            int name = priv >= 0 ? sw_with2(c, SW_PrivateDeclName, sw_child(c, priv, 0), macro) : macro;
-            r = with3(c, kk, ctx, name, idx);
+            /* a private discriminator follows the macro's name: "name(in _ABC)" */
+            r = with3(c, kk, ctx, macro, idx);
+            add_opt(c, r, priv);
         } else {
             r = sw_add(c, with3(c, kk, ctx, attached, macro), idx);
             add_opt(c, r, priv);
