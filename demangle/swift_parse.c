@@ -546,6 +546,7 @@ static int demangle_identifier(sw_ctx *c) {
         if (peek(c) == '0') next(c), puny = 1;
         else words = 1;
     }
+    int plain = !words && !puny;
     char buf[1024];
     size_t len = 0;
     do {
@@ -588,7 +589,8 @@ static int demangle_identifier(sw_ctx *c) {
         c->pos += (size_t)nch;
     } while (words);
     if (len == 0) return -1;
-    const char *t = (!puny && !words && 0) ? NULL : sw_pool_put(c, buf, len);
+    /* A plain identifier is the input itself; only decoded ones need the pool. */
+    const char *t = plain ? c->s + c->pos - len : sw_pool_put(c, buf, len);
     if (!t) return -1;
     int id = sw_mk_text(c, SW_Identifier, t, len);
     add_subst(c, id);
