@@ -109,7 +109,7 @@
     X(ProtocolWitnessTableAccessorUnused) X(AutoDiffFunction) X(AutoDiffDerivativeVTableThunk) \
     X(DifferentiabilityWitness) X(AutoDiffFunctionKind) X(IndexSubset) \
     X(AutoDiffSubsetParametersThunk) X(AutoDiffSelfReorderingReabstractionThunk) \
-    X(TypeMetadataLazyCacheOld) X(ClangType) X(PropertyWrapperInitFromProjected) X(AssocTypePath) X(LAST)
+    X(TypeMetadataLazyCacheOld) X(ClangType) X(PropertyWrapperInitFromProjected) X(AssocTypePath) X(LifetimeDependence) X(SelfLifetimeDependence) X(SILBoxTypeWithLayout) X(SILBoxLayout) X(SILBoxMutableField) X(SILBoxImmutableField) X(DependentAssociatedConformance) X(LAST)
 
 #define SW_ENUM(k) SW_##k,
 enum sw_kind { SW_KINDS(SW_ENUM) };

@@ -275,7 +275,7 @@ static int is_fn_annotation(int k) {
     case SW_ThrowsAnnotation: case SW_TypedThrowsAnnotation: case SW_AsyncAnnotation:
     case SW_ConcurrentFunctionType: case SW_GlobalActorFunctionType:
     case SW_IsolatedAnyFunctionType: case SW_DifferentiableFunctionType:
-    case SW_SendingResultFunctionType: case SW_ClangType:
+    case SW_SendingResultFunctionType: case SW_ClangType: case SW_SelfLifetimeDependence:
         return 1;
     default:
         return 0;
@@ -361,7 +361,7 @@ static int pop_function_type(sw_ctx *c, int kind) {
     int ann[12], na = 0;
     while (na < 12 && is_fn_annotation(top_kind(c))) ann[na++] = pop(c);
     /* Canonical order, so that the printer finds them as Swift's does. */
-    static const int order[] = {SW_ClangType, SW_SendingResultFunctionType,
+    static const int order[] = {SW_ClangType, SW_SelfLifetimeDependence, SW_SendingResultFunctionType,
                                 SW_IsolatedAnyFunctionType, SW_GlobalActorFunctionType,
                                 SW_DifferentiableFunctionType, SW_ThrowsAnnotation,
                                 SW_TypedThrowsAnnotation, SW_ConcurrentFunctionType,
@@ -1186,6 +1186,29 @@ static int demangle_special_type(sw_ctx *c) {
     }
     case 'l': return type_of(c, sw_with(c, SW_ProtocolListWithAnyObject, demangle_protocol_list(c)));
     case 'e': return type_of(c, sw_mk(c, SW_ErrorType));
+    case 'x': case 'X': {
+        /* a SIL box with its field layout, generic when 'X' */
+        int sig = -1, args = -1;
+        if (c->s[c->pos - 1] == 'X') {
+            sig = pop_kind(c, SW_DependentGenericSignature);
+            if (sig < 0) return -1;
+            args = pop_type_list(c);
+            if (args < 0) return -1;
+        }
+        int fields = pop_type_list(c);
+        if (fields < 0) return -1;
+        int layout = sw_mk(c, SW_SILBoxLayout);
+        for (unsigned i = 0; i < nkids(c, fields); i++) {
+            int ft = sw_child(c, fields, i);
+            int inner = sw_child(c, ft, 0);
+            int mut = sw_kind_of(c, inner) == SW_InOut;
+            if (mut) ft = type_of(c, sw_child(c, inner, 0));
+            sw_add(c, layout, sw_with(c, mut ? SW_SILBoxMutableField : SW_SILBoxImmutableField, ft));
+        }
+        int box = sw_with(c, SW_SILBoxTypeWithLayout, layout);
+        if (sig >= 0) box = sw_add(c, sw_add(c, box, sig), args);
+        return type_of(c, box);
+    }
     case 'P': {
         int reqs = sw_mk(c, SW_ConstrainedExistentialRequirementList);
         int first = 0, r;
@@ -1234,6 +1257,15 @@ static int demangle_type_annotation(sw_ctx *c) {
     case 't': return type_of(c, sw_with(c, SW_CompileTimeConst, pop_type_child(c)));
     case 'T': return sw_mk(c, SW_SendingResultFunctionType);
     case 'u': return type_of(c, sw_with(c, SW_Sending, pop_type_child(c)));
+    case 'l': case 'L': {
+        /* lifetime dependence of a parameter (Yl) or of self (YL): scope or inherit */
+        int self = c->s[c->pos - 1] == 'L';
+        int k = next(c);
+        if (k != 's' && k != 'i') return -1;
+        if (self) return sw_mk_index(c, SW_SelfLifetimeDependence, (uint64_t)k);
+        int dep = sw_mk_index(c, SW_LifetimeDependence, (uint64_t)k);
+        return type_of(c, sw_add(c, dep, pop_type_child(c)));
+    }
     default: return -1;
     }
 }
@@ -1895,8 +1927,39 @@ static int pop_any_conformance_list(sw_ctx *c) {
     return list;
 }
 
+static int is_dependent_conformance(int k) {
+    return k == SW_DependentProtocolConformanceRoot || k == SW_DependentProtocolConformanceInherited ||
+           k == SW_DependentProtocolConformanceAssociated;
+}
+
+/* HD, HI, HA: conformances of generic parameters (parsed only: Swift prints none of them). */
+static int dependent_conformance(sw_ctx *c, int kind) {
+    long idx = dindex(c);
+    if (idx < 0) return -1;
+    int conf = sw_mk(c, kind);
+    if (idx > 0) sw_add(c, conf, sw_mk_index(c, SW_Index, (uint64_t)idx - 1));
+    unsigned fixed = nkids(c, conf);
+    if (kind == SW_DependentProtocolConformanceRoot) {
+        conf = sw_add(c, conf, pop_protocol(c));
+        return sw_add(c, conf, pop_kind(c, SW_Type));
+    }
+    if (kind == SW_DependentProtocolConformanceInherited) {
+        conf = sw_add(c, conf, pop_protocol(c));
+    } else {
+        int proto = pop_protocol(c);
+        int type = pop_kind(c, SW_Type);
+        conf = sw_add(c, conf, sw_with2(c, SW_DependentAssociatedConformance, type, proto));
+    }
+    conf = sw_add(c, conf, pop_if(c, is_dependent_conformance));
+    reverse_kids(c, conf, fixed);
+    return conf;
+}
+
 static int demangle_H(sw_ctx *c) {
     switch (next(c)) {
+    case 'D': return dependent_conformance(c, SW_DependentProtocolConformanceRoot);
+    case 'I': return dependent_conformance(c, SW_DependentProtocolConformanceInherited);
+    case 'A': return dependent_conformance(c, SW_DependentProtocolConformanceAssociated);
     case 'P': return sw_with(c, SW_ProtocolConformanceRefInTypeModule, pop_protocol(c));
     case 'p': return sw_with(c, SW_ProtocolConformanceRefInProtocolModule, pop_protocol(c));
     case 'C': {

@@ -161,12 +161,13 @@ static void print_function_type(pr_t *p, int labels, int n) {
     default: break;
     }
     unsigned args = NK(n) - 2, i = 0;
-    int sendable = 0, async = 0, throws_ = -1, sending = 0;
+    int sendable = 0, async = 0, throws_ = -1, sending = 0, self_dep = -1;
     uint64_t diff = 0;
     for (; i < args; i++) {
         int ch = CH(n, i);
         switch (K(ch)) {
         case SW_SendingResultFunctionType: sending = 1; break;
+        case SW_SelfLifetimeDependence: self_dep = ch; break;
         case SW_IsolatedAnyFunctionType: puts_(p, "@isolated(any) "); break;
         case SW_GlobalActorFunctionType:
             putc_(p, '@');
@@ -188,6 +189,9 @@ static void print_function_type(pr_t *p, int labels, int n) {
     default: break;
     }
     if (sendable) puts_(p, "@Sendable ");
+    if (self_dep >= 0) {
+        puts_(p, IDX(self_dep) == 's' ? "(self lifetime dependence: scope) " : "(self lifetime dependence: inherit) ");
+    }
     print_function_params(p, labels, CH(n, args), !p->simplified);
     if (p->simplified) return;
     if (async) puts_(p, " async");
@@ -1202,6 +1206,35 @@ static int print_node(pr_t *p, int n, int as_prefix) {
         return -1;
     }
     case SW_IsSerialized: puts_(p, "serialized"); return -1;
+    case SW_SILBoxTypeWithLayout:
+        if (NK(n) == 3) {
+            print(p, CH(n, 1), 0);
+            putc_(p, ' ');
+        }
+        print(p, CH(n, 0), 0);
+        if (NK(n) == 3) {
+            puts_(p, " <");
+            print_children(p, CH(n, 2), ", ");
+            putc_(p, '>');
+        }
+        return -1;
+    case SW_SILBoxLayout:
+        putc_(p, '{');
+        for (unsigned i = 0; i < NK(n); i++) {
+            if (i) putc_(p, ',');
+            putc_(p, ' ');
+            print(p, CH(n, i), 0);
+        }
+        puts_(p, " }");
+        return -1;
+    case SW_SILBoxMutableField: case SW_SILBoxImmutableField:
+        puts_(p, k == SW_SILBoxMutableField ? "var " : "let ");
+        print(p, CH(n, 0), 0);
+        return -1;
+    case SW_LifetimeDependence:
+        puts_(p, IDX(n) == 's' ? "lifetime dependence: scope " : "lifetime dependence: inherit ");
+        print(p, CH(n, 0), 0);
+        return -1;
     case SW_AutoDiffFunctionKind:
         switch (IDX(n)) {
         case 'f': puts_(p, "forward-mode derivative"); break;
