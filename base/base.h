@@ -114,11 +114,14 @@ int fl_open_regular(int dirfd, const char *path, int flags, uint64_t *size);
  * (binaries, debug files, caches): if the file shrinks while mapped, reads past its new end see
  * zeros instead of killing the process with SIGBUS, and a line on stderr names path (printable
  * ASCII only). The first call installs the SIGBUS handler that does this, when SIGBUS still has
- * its default action (never over a handler: in an application, fl_symbolize_local's files are then
- * read without it); it also takes "past the end of the object" faults in mappings made by
- * libraries (libdw), without a name.
- * 0, FL_EINVAL (size 0), FL_EIO (errno). NOT AS-SAFE. */
+ * its default action or the program called fl_file_map_own_sigbus (otherwise never over a
+ * handler: in an application, fl_symbolize_local's files are then read without it); it also
+ * takes "past the end of the object" faults in mappings made by libraries (libdw), without a
+ * name. 0, FL_EINVAL (size 0), FL_EIO (errno). NOT AS-SAFE. */
 int fl_file_map(int fd, uint64_t size, const char *path, const void **out);
+/* For programs whose SIGBUS is theirs to give (the CLI, tests; a sanitizer's runtime may hold
+ * it): fl_file_map installs its handler over whatever handles SIGBUS. NOT AS-SAFE. */
+void fl_file_map_own_sigbus(void);
 /* Unmaps what fl_file_map mapped. NOT AS-SAFE. */
 void fl_file_unmap(const void *map, uint64_t size);
 

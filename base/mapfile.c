@@ -54,6 +54,10 @@ static void on_sigbus(int sig, siginfo_t *si, void *uc) {
     fl_log_stderr(msg);
 }
 
+static bool g_own; /* fl_file_map_own_sigbus */
+
+void fl_file_map_own_sigbus(void) { g_own = true; }
+
 int fl_file_map(int fd, uint64_t size, const char *path, const void **out) {
     *out = NULL;
     if (size == 0 || size > SIZE_MAX) return FL_EINVAL;
@@ -63,10 +67,11 @@ int fl_file_map(int fd, uint64_t size, const char *path, const void **out) {
         sa.sa_sigaction = on_sigbus;
         sa.sa_flags = SA_SIGINFO | SA_RESTART;
         sigemptyset(&sa.sa_mask);
-        /* Only over the default action: inside an application (fl_symbolize_local) SIGBUS is the
-         * crash handler's, or the application's, and stays theirs. */
-        if (sigaction(SIGBUS, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
-            cur.sa_handler == SIG_DFL)
+        /* Only over the default action unless told otherwise: inside an application
+         * (fl_symbolize_local) SIGBUS is the crash handler's, or the application's, and stays
+         * theirs. */
+        if (g_own || (sigaction(SIGBUS, NULL, &cur) == 0 && !(cur.sa_flags & SA_SIGINFO) &&
+                      cur.sa_handler == SIG_DFL))
             sigaction(SIGBUS, &sa, NULL);
     }
     void *m = mmap(NULL, (size_t)size, PROT_READ, MAP_PRIVATE, fd, 0);

@@ -40,23 +40,6 @@ void fl_reader_init_buffer(fl_reader_t *r, const void *buf, uint64_t size, uint6
     r->origin = origin;
 }
 
-static int fd_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
-    for (size_t done = 0; done < len;) {
-        if (addr + done > (uint64_t)INT64_MAX) return FL_EFAULT;
-        long n = fl_sys_pread((int)r->origin, (char *)dst + done, len - done, (int64_t)(addr + done));
-        if (n == -4 /* EINTR */) continue;
-        if (n <= 0) return FL_EFAULT; /* past the end, or an error */
-        done += (size_t)n;
-    }
-    return 0;
-}
-
-void fl_reader_init_fd(fl_reader_t *r, int fd) {
-    fl_memset(r, 0, sizeof *r);
-    r->read = fd_read;
-    r->origin = (uint64_t)fd;
-}
-
 static int range_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t len) {
     uint64_t end;
     if (addr >= r->origin && fl_add_u64(addr, len, &end) && end <= r->origin + r->size) {

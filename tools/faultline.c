@@ -120,6 +120,7 @@ static int cmd_list(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+    fl_file_map_own_sigbus(); /* the files it maps may shrink under it (base/mapfile.c) */
     if (argc < 2)
         return usage(NULL);
     const char *cmd = argv[1];

@@ -31,22 +31,33 @@ static unsigned readelf_build_id(const char *path, uint8_t *id, unsigned cap) {
 }
 
 /* An independent text hash: the first PF_X PT_LOAD's first 4096 file bytes, folded by XOR. */
-/* The fallback id computed independently: binutils' objcopy extracts .text, folded here. */
+/* The fallback id computed independently of elf/: the file's section table read here with
+ * stdio and <elf.h> (the one binutils' `readelf -S` shows), .text's first 4096 bytes folded. */
 static bool oracle_text_hash(const char *path, uint8_t id[16]) {
-    char tmp[] = "/tmp/fl-text-XXXXXX", cmd[1024];
-    int fd = mkstemp(tmp);
-    if (fd < 0) return false;
-    close(fd);
-    snprintf(cmd, sizeof cmd, "objcopy -O binary --only-section=.text '%s' '%s'", path, tmp);
-    bool ok = system(cmd) == 0;
-    FILE *fp = ok ? fopen(tmp, "rb") : NULL;
-    uint8_t page[4096];
-    size_t n = fp ? fread(page, 1, sizeof page, fp) : 0;
-    if (fp) fclose(fp);
-    unlink(tmp);
-    memset(id, 0, 16);
-    for (size_t k = 0; k < n; k++) id[k % 16] ^= page[k];
-    return ok && n > 0;
+    FILE *fp = fopen(path, "rb");
+    if (!fp) return false;
+    Elf64_Ehdr eh;
+    Elf64_Shdr strs, sh;
+    bool ok = false;
+    if (fread(&eh, sizeof eh, 1, fp) == 1 && eh.e_shoff && eh.e_shstrndx < eh.e_shnum &&
+        fseek(fp, (long)(eh.e_shoff + eh.e_shstrndx * sizeof sh), SEEK_SET) == 0 &&
+        fread(&strs, sizeof strs, 1, fp) == 1) {
+        for (unsigned i = 1; i < eh.e_shnum && !ok; i++) {
+            char name[6] = {0};
+            if (fseek(fp, (long)(eh.e_shoff + i * sizeof sh), SEEK_SET) || fread(&sh, sizeof sh, 1, fp) != 1 ||
+                fseek(fp, (long)(strs.sh_offset + sh.sh_name), SEEK_SET) || fread(name, 1, sizeof name, fp) != sizeof name ||
+                memcmp(name, ".text", sizeof name) != 0)
+                continue;
+            uint8_t page[4096];
+            size_t n = sh.sh_size < sizeof page ? sh.sh_size : sizeof page;
+            if (fseek(fp, (long)sh.sh_offset, SEEK_SET) || fread(page, 1, n, fp) != n) break;
+            memset(id, 0, 16);
+            for (size_t k = 0; k < n; k++) id[k % 16] ^= page[k];
+            ok = n > 0;
+        }
+    }
+    fclose(fp);
+    return ok;
 }
 
 /* A collected image with a GNU build-id: memory, file and readelf all agree. */
