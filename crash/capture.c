@@ -143,17 +143,10 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         static fl_map_t stack_tmp;
         uint64_t sp = fl_regs_sp(regs);
         const fl_map_t *sm = fl_crash_os_stack(maps_ok ? &g_maps : NULL, sp, &stack_tmp);
-        if (sm) {
-            env.stack_lo = sm->start < sp ? sm->start : sp;
-            env.stack_hi = sm->end;
-            /* The stack was seen mapped readable, and its thread is parked or suspended (or is
-             * the requester, waiting): plain copies, not a system call per read. A thread read
-             * from its system call is not stopped: the safe reader. */
-            if ((sm->perms & FL_MAP_R) && !from_call) {
-                fl_reader_init_range(&stack_reader, sm->start, sm->end, fl_memory_reader());
-                env.mem = &stack_reader;
-            }
-        }
+        /* The stack was seen mapped readable, and its thread is parked or suspended (or is the
+         * requester, waiting): plain copies, not a system call per read. A thread read from its
+         * system call is not stopped: the safe reader. */
+        fl_walk_env_stack(&env, sm, sp, &stack_reader, !from_call);
         fl_walk_result_t res = {0};
         /* A blocked thread's pc must be code and its sp a stack, or its file said nothing
          * usable (qemu-user shows the emulator's own registers there). */

@@ -77,14 +77,7 @@ int fl_crash_os_thread_walk(long tid, const fl_selfwalk_t *sw, fl_frame_t *out, 
         fl_reader_t stack;
         fl_walk_env_t env = {.mem = fl_memory_reader(), .images = sw->images, .concurrent = true,
                              .use_cfi = true, .maps = sw->maps};
-        if (sm) {
-            env.stack_lo = sm->start < sp ? sm->start : sp;
-            env.stack_hi = sm->end;
-            if (sm->perms & FL_MAP_R) {
-                fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
-                env.mem = &stack;
-            }
-        }
+        fl_walk_env_stack(&env, sm, sp, &stack, true);
         fl_frames_walk(&env, &t->regs, out, max, res);
     } else {
         e = t->state == FL_THREAD_BLOCKED  ? FL_EBLOCKED

@@ -66,15 +66,8 @@ static int walk_current(slot_t *s, const fl_regs_t *regs, unsigned skip, uintptr
     /* concurrent: other threads run and may unload images while we walk. */
     fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &s->images, .concurrent = true,
                          .use_cfi = true, .maps = &s->maps};
-    if (sm) {
-        env.stack_lo = sm->start < sp ? sm->start : sp;
-        env.stack_hi = sm->end;
-        /* Our own stack, from sp up, is mapped while we run on it: plain copies. */
-        if (sm->perms & FL_MAP_R) {
-            fl_reader_init_range(&stack, sm->start, sm->end, fl_memory_reader());
-            env.mem = &stack;
-        }
-    }
+    /* Our own stack, from sp up, is mapped while we run on it: plain copies. */
+    fl_walk_env_stack(&env, sm, sp, &stack, true);
     fl_walk_result_t res;
     fl_frames_walk(&env, regs, s->frames, walk_size(max + skip), &res);
     return copy_pcs(s->frames, &res, skip, pcs, max);

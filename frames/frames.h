@@ -254,6 +254,13 @@ typedef struct fl_walk_result {
     const char *stop_reason; /* static string: why the walk ended */
 } fl_walk_result_t;
 
+/* Bounds env's walk by sm, the stack mapping that holds sp (NULL: unknown, env unchanged), and
+ * when `direct` (its thread stands still) and the mapping is readable, reads the stack through
+ * `stack`, plain copies over it with env's reader for the rest. `stack` must outlive the walk.
+ * AS-SAFE. */
+void fl_walk_env_stack(fl_walk_env_t *env, const fl_map_t *sm, uint64_t sp, fl_reader_t *stack,
+                       bool direct);
+
 /* Prepares the unwind-table stepper at install time (Linux: first-use initialisation inside LLVM
  * libunwind, the fallback, a dry run of one step; Darwin: nothing to prepare). NOT AS-SAFE. */
 int fl_frames_prepare(void);

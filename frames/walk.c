@@ -205,6 +205,17 @@ void fl_regs_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp) {
     fl_unwind_arch_set(r, pc, sp, fp);
 }
 
+void fl_walk_env_stack(fl_walk_env_t *env, const fl_map_t *sm, uint64_t sp, fl_reader_t *stack,
+                       bool direct) {
+    if (!sm) return;
+    env->stack_lo = sm->start < sp ? sm->start : sp;
+    env->stack_hi = sm->end;
+    if (direct && (sm->perms & FL_MAP_R)) {
+        fl_reader_init_range(stack, sm->start, sm->end, env->mem);
+        env->mem = stack;
+    }
+}
+
 int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame_t *out,
                    unsigned max, fl_walk_result_t *res) {
     if (!env_in->use_cfi) return fl_frames_walk_fp(env_in, start, out, max, res);

@@ -136,14 +136,9 @@ int fl_last_crash(const char *report_dir, fl_crash_info *out) {
     if (!report_dir || !out)
         return FL_EINVAL;
     memset(out, 0, sizeof *out);
-    int dirfd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0)
-        return errno == ENOENT ? FL_ENOTFOUND : FL_EIO;
-    int lock, err = fl_report_state_lock(dirfd, &lock);
-    if (err) {
-        close(dirfd);
+    int dirfd, lock, err = fl_report_dir_lock(report_dir, &dirfd, &lock);
+    if (err)
         return err;
-    }
     state_t st;
     read_state(dirfd, &st);
 

@@ -172,18 +172,23 @@ void fl_run_marker_close(fl_run_marker_t *m) {
     m->fd = -1;
 }
 
+int fl_report_dir_lock(const char *report_dir, int *dirfd, int *lock) {
+    *dirfd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (*dirfd < 0)
+        return errno == ENOENT ? FL_ENOTFOUND : FL_EIO;
+    int err = fl_report_state_lock(*dirfd, lock);
+    if (err)
+        close(*dirfd);
+    return err;
+}
+
 int fl_last_run(const char *report_dir, fl_run_info *out) {
     if (!report_dir || !out)
         return FL_EINVAL;
     memset(out, 0, sizeof *out);
-    int dirfd = open(report_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dirfd < 0)
-        return errno == ENOENT ? FL_ENOTFOUND : FL_EIO;
-    int lock, err = fl_report_state_lock(dirfd, &lock);
-    if (err) {
-        close(dirfd);
+    int dirfd, lock, err = fl_report_dir_lock(report_dir, &dirfd, &lock);
+    if (err)
         return err;
-    }
     size_t n;
     ended_t *v = scan_ended(dirfd, &n);
     const ended_t *best = NULL;

@@ -291,5 +291,8 @@ void fl_report_boot_id(char out[40]);
 /* Takes <dir>/.state.lock (fl_last_crash's), waiting at most 1 s: 0 (*fd to close), FL_EBUSY,
  * FL_EIO. NOT AS-SAFE. */
 int fl_report_state_lock(int dirfd, int *fd);
+/* Opens report_dir and takes its state lock (fl_report_state_lock): 0 (*dirfd and *lock to
+ * close), FL_ENOTFOUND (no such directory), FL_EIO, FL_EBUSY. NOT AS-SAFE. */
+int fl_report_dir_lock(const char *report_dir, int *dirfd, int *lock);
 
 #endif
