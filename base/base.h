@@ -84,9 +84,9 @@ long fl_sys_getrandom(void *buf, size_t len, unsigned flags);
 long fl_sys_nanosleep(uint64_t ns);
 /* Sends sig to the calling thread (Linux tgkill, Darwin pthread_kill). AS-SAFE. */
 long fl_sys_raise(int sig);
-/* Waits while *addr == val, at most timeout_ns (Linux: a futex, woken by fl_sys_futex_wake;
- * Darwin, which exports no futex: sleeps at most 1 ms, and the wake does nothing). May return
- * early; callers re-check and bound their total wait by the clock. AS-SAFE. */
+/* Waits while *addr == val, at most timeout_ns, woken by fl_sys_futex_wake (Linux: a futex;
+ * Darwin: the ulock calls, compiled only). May return early; callers re-check and bound their
+ * total wait by the clock. AS-SAFE. */
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns);
 long fl_sys_futex_wake(volatile int *addr, int count); /* AS-SAFE */
 

@@ -78,14 +78,28 @@ long fl_sys_nanosleep(uint64_t ns) {
 
 long fl_sys_raise(int sig) { return -(long)pthread_kill(pthread_self(), sig); }
 
+/* Darwin's futex: the ulock calls of libsystem_kernel (xnu bsd/sys/ulock.h). They are not in the
+ * SDK's headers, but every macOS since 10.12 exports them and libc++'s std::atomic::wait is built
+ * on them. UL_COMPARE_AND_WAIT is process-private; ULF_NO_ERRNO returns -errno and leaves errno
+ * alone; the timeout is in microseconds, 0 meaning none. Compiled only: nothing here runs it. */
+extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t timeout_us);
+extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
+#define FL_UL_COMPARE_AND_WAIT 1u
+#define FL_ULF_WAKE_ALL 0x00000100u
+#define FL_ULF_NO_ERRNO 0x01000000u
+
 long fl_sys_futex_wait(volatile int *addr, int val, uint64_t timeout_ns) {
-    if (__atomic_load_n(addr, __ATOMIC_SEQ_CST) != val) return 0;
-    return fl_sys_nanosleep(timeout_ns < 1000000u ? timeout_ns : 1000000u);
+    uint64_t us = timeout_ns / 1000u;
+    if (us == 0) us = 1;
+    if (us > UINT32_MAX) us = UINT32_MAX;
+    int r = __ulock_wait(FL_UL_COMPARE_AND_WAIT | FL_ULF_NO_ERRNO, (void *)addr, (uint32_t)val,
+                         (uint32_t)us);
+    return r < 0 ? r : 0;
 }
 long fl_sys_futex_wake(volatile int *addr, int count) {
-    (void)addr;
-    (void)count;
-    return 0;
+    uint32_t op = FL_UL_COMPARE_AND_WAIT | FL_ULF_NO_ERRNO | (count > 1 ? FL_ULF_WAKE_ALL : 0u);
+    int r = __ulock_wake(op, (void *)addr, 0);
+    return r == -ENOENT ? 0 : r; /* ENOENT: nobody was waiting */
 }
 
 /* Darwin names only the calling thread. */

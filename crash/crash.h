@@ -205,7 +205,7 @@ void fl_crash_publish_waiter(int sig, const void *ucontext);
 /* Called by fl_uninstall (fl_watchdog_stop) and by the exit handler: from now on no new hang is
  * reported (exit handlers that take long are not a hang of the loop). AS-SAFE. */
 void fl_crash_watchdog_exiting(void);
-/* In a fork child, which has no watchdog thread: forgets the parent's (its pipe closed), so
+/* In a fork child, which has no watchdog thread: forgets the parent's, so
  * that fl_watchdog_stop does not wait for a thread that is not there and fl_watchdog_start may
  * start one. NOT AS-SAFE (a pthread_atfork child handler). */
 void fl_crash_watchdog_forget(void);

@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* The main-loop watchdog: a sleeping thread that reports a hang when the heartbeats stop. */
-#include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "crash/crash.h"
 
@@ -20,11 +16,14 @@ static volatile int g_watchdog_tid;
 static struct {
     bool running;
     pthread_t thread;
-    int wake[2]; /* the stop request: a byte in the pipe ends the poll at once */
+    /* The stop request: set to 1 and woken, it ends the wait at once. A futex wait (not poll on
+     * a pipe) because its wakes cost the least CPU (BENCHMARKS.md, issue 16), and it needs no
+     * file descriptors in the application. */
+    volatile int stop;
     int monitored_tid;
     unsigned threshold_ms;
     uint64_t threshold_ns, check_ns, slack_ns, confirm_ns;
-} g_wd = {.wake = {-1, -1}};
+} g_wd;
 
 /* The hang in progress and its report: static, because the capture may run on Darwin's capture
  * server, which writes id and name after a requester that stopped waiting has gone on. */
@@ -75,9 +74,8 @@ static __attribute__((noinline)) int capture_hang(void) {
 
 /* Sleeps at most ns; true when asked to stop. */
 static bool sleep_or_stop(uint64_t ns) {
-    struct pollfd p = {.fd = g_wd.wake[0], .events = POLLIN};
-    int ms = (int)((ns + 999999u) / 1000000u);
-    return poll(&p, 1, ms) > 0;
+    if (!__atomic_load_n(&g_wd.stop, __ATOMIC_SEQ_CST)) fl_sys_futex_wait(&g_wd.stop, 0, ns);
+    return __atomic_load_n(&g_wd.stop, __ATOMIC_SEQ_CST) != 0;
 }
 
 static void *watchdog_main(void *arg) {
@@ -176,41 +174,28 @@ int fl_watchdog_start(const fl_watchdog_options *opts) {
     g_wd.monitored_tid = (int)fl_sys_gettid();
     __atomic_store_n(&g_exiting, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_beat, 0, __ATOMIC_RELAXED);
-    if (pipe(g_wd.wake) != 0) return FL_EIO;
-    for (int i = 0; i < 2; i++) fcntl(g_wd.wake[i], F_SETFD, FD_CLOEXEC);
+    __atomic_store_n(&g_wd.stop, 0, __ATOMIC_SEQ_CST);
     /* The thread starts with every signal blocked, so none reaches it before it sets its mask. */
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     int r = pthread_create(&g_wd.thread, NULL, watchdog_main, NULL);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (r != 0) {
-        close(g_wd.wake[0]);
-        close(g_wd.wake[1]);
-        g_wd.wake[0] = g_wd.wake[1] = -1;
-        return FL_EIO;
-    }
+    if (r != 0) return FL_EIO;
     g_wd.running = true;
     return 0;
 }
 
 void fl_crash_watchdog_forget(void) {
     if (!g_wd.running) return;
-    close(g_wd.wake[0]);
-    close(g_wd.wake[1]);
-    g_wd.wake[0] = g_wd.wake[1] = -1;
     g_wd.running = false;
     __atomic_store_n(&g_watchdog_tid, 0, __ATOMIC_SEQ_CST);
 }
 
 void fl_watchdog_stop(void) {
     if (!g_wd.running) return;
-    char b = 1;
-    while (write(g_wd.wake[1], &b, 1) < 0 && errno == EINTR) {
-    }
+    __atomic_store_n(&g_wd.stop, 1, __ATOMIC_SEQ_CST);
+    fl_sys_futex_wake(&g_wd.stop, 1);
     pthread_join(g_wd.thread, NULL);
-    close(g_wd.wake[0]);
-    close(g_wd.wake[1]);
-    g_wd.wake[0] = g_wd.wake[1] = -1;
     g_wd.running = false;
 }
