@@ -77,6 +77,17 @@ long fl_sys_getpid(void);                                 /* AS-SAFE */
  * (pthread_threadid_np, the id thread_info(THREAD_IDENTIFIER_INFO) reports). AS-SAFE. */
 long fl_sys_gettid(void);
 long fl_sys_clock_gettime(int clk, uint64_t *ns);         /* AS-SAFE; ns since the clock's epoch */
+/* The same, by a system call rather than the vDSO (Darwin: fl_sys_clock_gettime): for a read in
+ * a process that may never ask the time again (fl_install in a preloaded program), where the
+ * vDSO's first use costs three page faults (its data pages and libc's wrapper), each dearer
+ * than one system call. AS-SAFE. */
+long fl_sys_clock_gettime_syscall(int clk, uint64_t *ns);
+struct utsname;
+/* uname(2) (Linux: the system call, which faults in no libc page of its own). AS-SAFE. */
+long fl_sys_uname(struct utsname *u);
+/* The size of a memory page (Linux: from the auxiliary vector, which the loader already
+ * touched, unlike sysconf's code and tables). AS-SAFE. */
+size_t fl_page_size(void);
 /* Random bytes: Linux getrandom(2) (flags as there); Darwin getentropy (flags ignored, at most
  * 256 bytes). Returns the count written or -errno. AS-SAFE. */
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags);
@@ -97,6 +108,7 @@ long fl_sys_set_thread_name(const char *name);             /* the calling thread
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */
+long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len); /* AS-SAFE; no NUL added */
 long fl_sys_getuid(void);                                 /* AS-SAFE */
 /* Queues `sig` with the siginfo_t at `info` to thread tid of process tgid. AS-SAFE. */
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info);

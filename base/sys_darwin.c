@@ -5,7 +5,9 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h> /* renameat; nothing else of stdio is used */
+#include <mach/vm_page_size.h>
 #include <sys/random.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -61,6 +63,17 @@ long fl_sys_clock_gettime(int clk, uint64_t *ns) {
     if (r == 0) *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
     return r;
 }
+
+long fl_sys_clock_gettime_syscall(int clk, uint64_t *ns) { return fl_sys_clock_gettime(clk, ns); }
+
+long fl_sys_uname(struct utsname *u) {
+    int saved = errno;
+    long r = uname(u) == 0 ? 0 : -(long)errno;
+    errno = saved;
+    return r;
+}
+
+size_t fl_page_size(void) { return vm_page_size; }
 
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     (void)flags;

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -65,6 +66,20 @@ long fl_sys_clock_gettime(int clk, uint64_t *ns) {
     return r;
 }
 
+long fl_sys_clock_gettime_syscall(int clk, uint64_t *ns) {
+    struct timespec ts;
+    long r = SYS(SYS_clock_gettime, clk, &ts, 0, 0, 0, 0);
+    if (r == 0) *ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+    return r;
+}
+
+long fl_sys_uname(struct utsname *u) { return SYS(SYS_uname, u, 0, 0, 0, 0, 0); }
+
+size_t fl_page_size(void) {
+    size_t p = (size_t)getauxval(AT_PAGESZ);
+    return p ? p : 4096;
+}
+
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     return SYS(SYS_getrandom, buf, len, flags, 0, 0, 0);
 }
@@ -88,6 +103,9 @@ long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len) {
 
 long fl_sys_pipe2(int fds[2], int flags) { return SYS(SYS_pipe2, fds, flags, 0, 0, 0, 0); }
 long fl_sys_getdents64(int fd, void *buf, size_t len) { return SYS(SYS_getdents64, fd, buf, len, 0, 0, 0); }
+long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len) {
+    return SYS(SYS_readlinkat, dirfd, path, buf, len, 0, 0);
+}
 long fl_sys_getuid(void) { return SYS(SYS_getuid, 0, 0, 0, 0, 0, 0); }
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info) {
     return SYS(SYS_rt_tgsigqueueinfo, tgid, tid, sig, info, 0, 0);

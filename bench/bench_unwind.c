@@ -275,7 +275,7 @@ int main(int argc, char **argv) {
     if (g_rounds < 1 || g_rounds > 10001) g_rounds = 101;
     if (g_walks < 1) g_walks = 100;
 
-    if (fl_memory_init(FL_MEMORY_NONE) || fl_elf_images_prepare() || fl_frames_prepare() ||
+    if (fl_memory_init(FL_MEMORY_NONE) || fl_elf_images_prepare() ||
         fl_elf_images_collect(fl_memory_reader(), &g_images)) {
         fprintf(stderr, "bench_unwind: set-up failed\n");
         return 1;

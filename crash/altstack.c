@@ -3,7 +3,6 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "crash/crash.h"
 
@@ -11,7 +10,7 @@ static pthread_key_t g_key;
 static bool g_key_ok;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
-static size_t guard_size(void) { return (size_t)sysconf(_SC_PAGESIZE); }
+static size_t guard_size(void) { return fl_page_size(); }
 
 /* Touches the stack's top page, where the kernel writes the signal frame at the first signal:
  * a page fault inside signal delivery is slow (12 us a thread on the project's VM: a capture of

@@ -235,7 +235,7 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     fl_sys_clock_gettime(CLOCK_REALTIME, &now);
     fl_report_header_t h = {
         .time_unix_ns = now, .pid = (int32_t)fl_sys_getpid(), .kind = req->kind,
-        .arch = fl_regs_arch(), .process_path = c->process_path, .app_name = c->app_name,
+        .arch = fl_regs_arch(), .process_path = fl_crash_os_process_path(), .app_name = c->app_name,
         .app_version = c->app_version, .reason = req->reason, .os_name = c->uts.sysname,
         .os_release = c->uts.release, .os_version = c->uts.version, .machine = c->uts.machine,
         .hostname = c->hostname, .process_start_unix_ns = c->install_time_ns};

@@ -12,6 +12,8 @@ uint32_t fl_crash_os_self(void) { return pthread_mach_thread_np(pthread_self());
 
 int fl_crash_os_capture_signal(void) { return 0; }
 
+const char *fl_crash_os_process_path(void) { return fl_macho_exe_path(); }
+
 int fl_crash_os_tid(const fl_capture_request_t *req) {
     return fl_mach_thread_id(req->thread ? req->thread : fl_crash_os_self());
 }

@@ -2,6 +2,12 @@
 /* The Linux part of a capture: threads stopped with the capture signal, /proc/self/maps, ELF images. */
 #include "crash/crash.h"
 
+const char *fl_crash_os_process_path(void) {
+    static char path[FL_IMAGE_PATH_MAX]; /* one capture at a time */
+    fl_elf_exe_path(path, sizeof path);
+    return path;
+}
+
 int fl_crash_os_tid(const fl_capture_request_t *req) {
     (void)req;
     return (int)fl_sys_gettid();

@@ -31,7 +31,6 @@ typedef struct fl_crash_config {
     uint64_t install_time_ns;
     char report_dir[1024];
     char app_name[256], app_version[256];
-    char process_path[1024];
     struct utsname uts;
     char hostname[256];
     fl_run_marker_t marker; /* this run's marker (docs/hangs.md); fd -1 if it could not be made */
@@ -41,11 +40,16 @@ extern fl_crash_config_t fl_crash_config;
 extern const int fl_crash_signals[FL_CRASH_SIGNAL_COUNT];
 
 /* What fl_install prepares for the platform, after the shared configuration above and the
- * reserved descriptors (install_<platform>.c): the safe reader, the image list (and
- * fl_crash_config.process_path), the unwinder, then the handlers. Undone by
+ * reserved descriptors (install_<platform>.c): the safe reader, what the image list needs, the
+ * alternate stacks, then the handlers. Undone by
  * fl_crash_platform_uninstall. NOT AS-SAFE. */
 int fl_crash_platform_install(void);
 void fl_crash_platform_uninstall(void);
+
+/* fl_install without the run marker and the exit and fork hooks that keep it (docs/hangs.md):
+ * what the preload library calls, since a program built without faultline never asks
+ * fl_last_run (docs/preload.md); linked alone, it leaves the marker's code out. NOT AS-SAFE. */
+int fl_crash_install(const fl_options *opts);
 
 /* Annotations: written under a mutex by fl_annotate, read lock-free at crash time. */
 typedef void (*fl_annotation_fn)(void *ctx, const char *key, const char *value);
@@ -255,6 +259,9 @@ bool fl_crash_exception_signal(const fl_report_mach_exception_t *e, int arch, in
 
 /* The thread id the report gives the requesting thread. AS-SAFE. */
 int fl_crash_os_tid(const fl_capture_request_t *req);
+/* The executable's path for the report (Linux: read from /proc/self/exe now, fl_elf_exe_path;
+ * Darwin: as fl_install found it). AS-SAFE. */
+const char *fl_crash_os_process_path(void);
 /* Whether the process may go on after this capture (Darwin's EXC_GUARD): then the reserved
  * descriptors are kept. AS-SAFE. */
 bool fl_crash_os_may_continue(const fl_capture_request_t *req);

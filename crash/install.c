@@ -81,12 +81,7 @@ static void forget_marker_in_child(void) {
     fl_crash_watchdog_forget(); /* the watchdog thread stayed in the parent */
 }
 
-static void marker_hooks_once(void) {
-    atexit(mark_clean_at_exit);
-    pthread_atfork(NULL, NULL, forget_marker_in_child);
-}
-
-int fl_install(const fl_options *opts) {
+int fl_crash_install(const fl_options *opts) {
     if (g_installed) return FL_EBUSY;
     if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;
     if (opts->max_frames > FL_MAX_FRAMES_LIMIT || opts->max_threads > FL_MAX_THREADS_LIMIT)
@@ -114,9 +109,9 @@ int fl_install(const fl_options *opts) {
                                                    : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
     fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
-    uname(&c->uts);
-    if (gethostname(c->hostname, sizeof c->hostname - 1) != 0) c->hostname[0] = 0;
-    fl_sys_clock_gettime(CLOCK_REALTIME, &c->install_time_ns);
+    if (fl_sys_uname(&c->uts) != 0) fl_memset(&c->uts, 0, sizeof c->uts);
+    fl_strlcpy(c->hostname, c->uts.nodename, sizeof c->hostname); /* gethostname's source */
+    fl_sys_clock_gettime_syscall(CLOCK_REALTIME, &c->install_time_ns);
     const char *stage = getenv("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
     /* FAULTLINE_CFI=llvm (LLVM libunwind as the CFI engine, Linux) or uncached (no row cache):
@@ -126,16 +121,28 @@ int fl_install(const fl_options *opts) {
                        : cfi && !strcmp(cfi, "uncached") ? FL_CFI_MODE_UNCACHED
                                                          : FL_CFI_MODE_CACHED);
 
-    for (int i = 0; i < FL_RESERVE_FDS; i++) c->reserve_fd[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    /* Copies of the directory's descriptor: any descriptor holds a slot, and a dup walks no path. */
+    for (int i = 0; i < FL_RESERVE_FDS; i++) c->reserve_fd[i] = fcntl(c->dirfd, F_DUPFD_CLOEXEC, 0);
     if ((e = fl_crash_platform_install()) != 0) {
         close_fds();
         return e;
     }
-    /* Without a marker the run's end is not known at the next start; crash reports still are. */
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, marker_hooks_once);
-    fl_run_marker_create(c->dirfd, c->install_time_ns, &c->marker);
     g_installed = true;
+    return 0;
+}
+
+int fl_install(const fl_options *opts) {
+    int e = fl_crash_install(opts);
+    if (e) return e;
+    /* Without a marker the run's end is not known at the next start; crash reports still are. */
+    static bool hooks; /* once per process (fl_install is not thread-safe anyway: no futex) */
+    if (!hooks) {
+        hooks = true;
+        atexit(mark_clean_at_exit);
+        pthread_atfork(NULL, NULL, forget_marker_in_child);
+    }
+    fl_run_marker_create(fl_crash_config.dirfd, fl_crash_config.install_time_ns,
+                         &fl_crash_config.marker);
     return 0;
 }
 

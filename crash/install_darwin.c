@@ -5,11 +5,8 @@
 
 int fl_crash_platform_install(void) {
     int e;
-    if ((e = fl_memory_init(FL_MEMORY_NONE)) != 0 || (e = fl_macho_images_prepare()) != 0 ||
-        (e = fl_frames_prepare()) != 0)
+    if ((e = fl_memory_init(FL_MEMORY_NONE)) != 0 || (e = fl_macho_images_prepare()) != 0)
         return e;
-    fl_strlcpy(fl_crash_config.process_path, fl_macho_exe_path(),
-               sizeof fl_crash_config.process_path);
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) return e;
     /* The server first: the signal handlers hand their captures to it. */
     if ((e = fl_mach_server_start()) != 0) return e;

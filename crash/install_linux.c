@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What fl_install prepares on Linux: reader, images, CFI, alternate stacks, signal handlers. */
+/* What fl_install prepares on Linux: reader, images, alternate stacks, signal handlers. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,10 +14,8 @@ static fl_memory_method_t memory_method_from_env(void) {
 
 int fl_crash_platform_install(void) {
     int e;
-    if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0 ||
-        (e = fl_frames_prepare()) != 0)
+    if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0)
         return e;
-    fl_strlcpy(fl_crash_config.process_path, fl_elf_exe_path(), sizeof fl_crash_config.process_path);
     fl_crash_altstacks_prepare();
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) return e;
     if ((e = fl_threads_install()) != 0) return e;

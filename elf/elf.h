@@ -13,13 +13,17 @@
 
 /* Records, at install time, what the crash-time collector needs and must not look up then:
  * the address of the loader's r_debug (from the executable's DT_DEBUG, else &_r_debug), the
- * executable's program headers (AT_PHDR/AT_PHNUM) and load bias, the vdso (AT_SYSINFO_EHDR) and
- * /proc/self/exe. Calls fl_memory_init(FL_MEMORY_NONE) if no reader was chosen yet. Call again
- * after anything that changes these (never needed in practice). NOT AS-SAFE. */
+ * executable's program headers (AT_PHDR/AT_PHNUM) and load bias and the vdso (AT_SYSINFO_EHDR).
+ * Calls fl_memory_init(FL_MEMORY_NONE) if no reader was chosen yet. Call again after anything
+ * that changes these (never needed in practice). NOT AS-SAFE. */
 int fl_elf_images_prepare(void);
 
-/* The executable's path as fl_elf_images_prepare read it from /proc/self/exe ("" before). AS-SAFE. */
-const char *fl_elf_exe_path(void);
+/* The executable's path, read from /proc/self/exe now (by the collector, not at install: a
+ * process's first look into /proc costs tens of microseconds, which every preloaded program
+ * would pay at start), into buf, NUL-terminated; "" if unreadable. The " (deleted)" the kernel
+ * appends once the file is removed or replaced (an upgrade under a running program) is dropped,
+ * so the path reads as it did at start. False if the path was cut to fit. AS-SAFE. */
+bool fl_elf_exe_path(char *buf, size_t len);
 
 /* Collects every loaded image (executable first, the vdso, every link_map entry of the main
  * namespace) by walking the loader's list and the images' program headers through `mem`,

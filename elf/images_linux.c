@@ -13,7 +13,6 @@
 /* Written once by fl_elf_images_prepare at install time, only read afterwards. */
 static struct {
     bool prepared;
-    bool exe_truncated;
     uint64_t phdr, phnum;   /* AT_PHDR, AT_PHNUM */
     uint64_t exe_slide;     /* the executable's load bias */
     uint64_t vdso;          /* AT_SYSINFO_EHDR, 0 if none */
@@ -21,7 +20,6 @@ static struct {
     /* The executable's .eh_frame when it has no PT_GNU_EH_FRAME (a -static link): its CFI is
      * then found by a scan of the records, which must be located from the section headers. */
     uint64_t exe_eh_frame, exe_eh_frame_size;
-    char exe[FL_IMAGE_PATH_MAX];
 } g_prep;
 
 /* Reads an ELF header at addr and checks what the program-header walk relies on. */
@@ -114,13 +112,6 @@ int fl_elf_images_prepare(void) {
     g_prep.vdso = getauxval(AT_SYSINFO_EHDR);
     g_prep.exe_slide = g_prep.phdr ? exe_slide(mem) : 0;
     g_prep.r_debug = find_r_debug(mem);
-    char buf[FL_IMAGE_PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", buf, sizeof buf);
-    if (n < 0) n = 0;
-    g_prep.exe_truncated = (size_t)n >= sizeof buf;
-    if (g_prep.exe_truncated) n = sizeof buf - 1;
-    buf[n] = 0;
-    fl_strlcpy(g_prep.exe, buf, sizeof g_prep.exe);
     Elf64_Phdr ehf;
     g_prep.exe_eh_frame = g_prep.exe_eh_frame_size = 0;
     fl_elf_file_t *f;
@@ -137,7 +128,18 @@ int fl_elf_images_prepare(void) {
     return g_prep.phdr ? 0 : FL_ENOTFOUND;
 }
 
-const char *fl_elf_exe_path(void) { return g_prep.exe; }
+bool fl_elf_exe_path(char *buf, size_t len) {
+    static const char deleted[] = " (deleted)";
+    const size_t dn = sizeof deleted - 1;
+    if (!len) return false;
+    long n = fl_sys_readlinkat(AT_FDCWD, "/proc/self/exe", buf, len);
+    if (n < 0) n = 0;
+    bool whole = (size_t)n < len;
+    if (!whole) n = (long)len - 1;
+    buf[n] = 0;
+    if (whole && (size_t)n > dn && fl_memcmp(buf + n - dn, deleted, dn) == 0) buf[n - dn] = 0;
+    return whole;
+}
 
 static fl_image_t *new_image(fl_image_list_t *out) {
     if (out->count >= FL_IMAGES_MAX) {
@@ -205,8 +207,7 @@ static void add_main(const fl_reader_t *mem, fl_image_list_t *out, unsigned old_
     }
     img->is_main = true;
     img->loader_key = key;
-    img->path_truncated = g_prep.exe_truncated;
-    fl_strlcpy(img->path, g_prep.exe, sizeof img->path);
+    img->path_truncated = !fl_elf_exe_path(img->path, sizeof img->path);
     text_section_id(mem, img);
     out->count++;
 }

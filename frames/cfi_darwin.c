@@ -24,5 +24,3 @@ int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *
     const fl_image_t *img = cpc ? fl_cfi_cursor_image(c, c->exact_pc ? cpc : cpc - 1) : 0;
     return img ? fl_cfi_macho_step(c, img, pc, sp, fp) : -1;
 }
-
-int fl_frames_prepare(void) { return 0; /* nothing to prepare: every step reads through the reader */ }

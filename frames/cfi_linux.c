@@ -111,14 +111,3 @@ int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *
     if (e == 1) return fl_cfi_cursor_caller(c, pc, sp, fp);
     return e == 0 ? 0 : -1;
 }
-
-int fl_frames_prepare(void) {
-    /* Initialise one cursor now, so that libunwind's first-use paths have run before a crash
-     * (with no images handed to the shims, its table lookup returns at once). */
-    unw_context_t ctx;
-    unw_cursor_t cur;
-    fl_unwind_shims_set_images(NULL);
-    if (unw_getcontext(&ctx) != UNW_ESUCCESS) return FL_ENOSYS;
-    (void)unw_init_local(&cur, &ctx);
-    return 0;
-}

@@ -261,10 +261,6 @@ typedef struct fl_walk_result {
 void fl_walk_env_stack(fl_walk_env_t *env, const fl_map_t *sm, uint64_t sp, fl_reader_t *stack,
                        bool direct);
 
-/* Prepares the unwind-table stepper at install time (Linux: first-use initialisation inside LLVM
- * libunwind, the fallback, a dry run of one step; Darwin: nothing to prepare). NOT AS-SAFE. */
-int fl_frames_prepare(void);
-
 /* Walks the stack described by `regs` into out[0..max). Frame 0 is the context's pc. Each step
  * is taken by the first stepper that gives a plausible caller (caller sp above the callee's,
  * inside the stack, return address inside an executable segment or a signal trampoline):

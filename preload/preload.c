@@ -134,7 +134,10 @@ __attribute__((constructor)) static void preload_init(void) {
         say("not installed: ", "no report directory (set FAULTLINE_REPORT_DIR)");
         return;
     }
-    int e = fl_install(&o);
+    /* Without the run marker: a program built without faultline never calls fl_last_run, and
+     * the marker would cost every process start (and every child, FAULTLINE_INHERIT) a file and
+     * about 40 system calls (docs/preload.md). */
+    int e = fl_crash_install(&o);
     if (e) {
         char why[1100];
         fl_strbuf_t sb;

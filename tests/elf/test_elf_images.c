@@ -2,10 +2,12 @@
 /* elf: the collected image list against the loader's own answers (dl_iterate_phdr, dladdr). */
 #include <dlfcn.h>
 #include <elf.h>
+#include <fcntl.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "elf/elf.h"
@@ -80,7 +82,44 @@ static void check_dladdr(const void *addr, bool want_main) {
     CHECK(fl_images_is_text(&g_list, (uint64_t)(uintptr_t)addr));
 }
 
-int main(void) {
+/* In a copy of this test that removed its own file: fl_elf_exe_path gives the path it started
+ * from, without the kernel's " (deleted)". Exit status 0 when it does. */
+static int deleted_child(const char *self) {
+    if (unlink(self) != 0) return 2;
+    char got[FL_IMAGE_PATH_MAX];
+    if (!fl_elf_exe_path(got, sizeof got)) return 3;
+    return strcmp(got, self) == 0 ? 0 : 4;
+}
+
+/* Copies this executable next to itself and runs deleted_child there. */
+static void check_deleted_exe(const char *exe) {
+    char copy[FL_IMAGE_PATH_MAX + 16];
+    snprintf(copy, sizeof copy, "%s.deleted", exe);
+    int in = open(exe, O_RDONLY | O_CLOEXEC);
+    int out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0700);
+    CHECK(in >= 0 && out >= 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0) CHECK(write(out, buf, (size_t)n) == n);
+    close(in);
+    close(out);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl(copy, copy, "--deleted", copy, (char *)NULL);
+        _exit(77); /* an emulator without binfmt_misc cannot exec its guest's programs */
+    }
+    int status = 0;
+    CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status));
+    if (WEXITSTATUS(status) == 77) {
+        unlink(copy);
+        fprintf(stderr, "note: the deleted-executable case was not run (exec failed)\n");
+        return;
+    }
+    CHECK_EQ_U64(WEXITSTATUS(status), 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc == 3 && strcmp(argv[1], "--deleted") == 0) return deleted_child(argv[2]);
     /* A direct (non-GOT) reference from this PIE makes the linker copy-relocate _r_debug into
      * the executable; &_r_debug then names a stale copy. The collector must not be fooled. */
     CHECK(_r_debug.r_version >= 1);
@@ -100,7 +139,9 @@ int main(void) {
     exe[n > 0 ? n : 0] = 0;
     CHECK(g_list.image[0].is_main);
     CHECK_STREQ(g_list.image[0].path, exe);
+    CHECK(!g_list.image[0].path_truncated);
     for (unsigned i = 1; i < g_list.count; i++) CHECK(!g_list.image[i].is_main);
+    check_deleted_exe(exe);
 
     /* Exactly one vdso, where the kernel gave one (qemu-user 7.2 gives its guests none). */
     unsigned vdsos = 0;

@@ -200,7 +200,6 @@ NOINLINE void nofp_top(void) { nofp_mid(); NOTAIL(); }
 static void test_live(void) {
     CHECK(fl_memory_init(FL_MEMORY_NONE) == 0);
     CHECK(fl_elf_images_prepare() == 0);
-    CHECK(fl_frames_prepare() == 0);
     CHECK(fl_elf_images_collect(fl_memory_reader(), &g_live_images) == 0);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
