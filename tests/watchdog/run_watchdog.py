@@ -282,11 +282,14 @@ def main():
             check(lr.get("ending") == "killed", "fl_last_run: _exit is not a clean exit (told as killed)")
         elif case == "sigstop":
             # Iterations of 250 ms of CPU time: after SIGCONT the loop's next beat is still up to
-            # 250 ms away, so the watchdog's first (late) wake finds no beat.
-            pr = start(rdir, "work", THRESHOLD, CHECK, 6000)
+            # 250 ms away, so the watchdog's first (late) wake finds no beat. The threshold is
+            # ten iterations: on a loaded machine (load 10 on 2 cores) an iteration takes over a
+            # second of wall time, and the loop must not look hung while it runs.
+            threshold = 2500
+            pr = start(rdir, "work", threshold, CHECK, 10000)
             time.sleep(1.0)
             pr.send_signal(signal.SIGSTOP)
-            time.sleep(3 * THRESHOLD / 1000 + 0.5)
+            time.sleep(3 * threshold / 1000 + 0.5)
             pr.send_signal(signal.SIGCONT)
             out, err = pr.communicate(timeout=120)
             check(pr.returncode == 0, f"exits 0 ({pr.returncode}, {err.strip()[:200]})")
