@@ -134,7 +134,8 @@ typedef struct hits {
     uint64_t id, img_lo, img_len; /* the image of pc */
     uint64_t text_lo, text_len;   /* the text of the last caller */
     uint64_t stack_lo, stack_len; /* where slots and the caller's sp may lie */
-    const char *delta;        /* the stack in place: address + delta */
+    uint64_t delta;           /* the stack in place: at address + delta (integers: the sum only
+                               * is a pointer) */
     uint64_t at, npc;         /* HITS_IMAGE: the lookup address; HITS_TEXT: the caller's pc */
     uint64_t hits;            /* cache entries used */
 } hits_t;
@@ -168,7 +169,7 @@ static __attribute__((noinline)) int hits_run(hits_t *h) {
         uint64_t base = q.kind & FL_CFI_ENTRY_CFA_SP ? sp : fp;
         uint64_t first = base + (uint64_t)q.lo_off, rel = first - h->stack_lo;
         if (rel > h->stack_len || h->stack_len - rel < q.reach) break;
-        const char *p = h->delta + first; /* (all slots lie within reach) */
+        const char *p = (const char *)(uintptr_t)(first + h->delta); /* (slots lie in reach) */
         __builtin_memcpy(&raw, p + q.ra_at, 8);
         __builtin_memcpy(&nfp, p + q.fp_at, 8);
         uint64_t nsp = base + (uint64_t)q.cfa_off, mask = q.regmask;
@@ -233,7 +234,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
                 .text_lo = text ? text->text_start : 0,
                 .text_len = text ? len(text->text_start, text->text_end) : 0,
                 .stack_lo = lo, .stack_len = len(lo, hi),
-                .delta = (const char *)w->base - w->origin};
+                .delta = (uint64_t)(uintptr_t)w->base - w->origin};
     const fl_image_t *prev = NULL; /* the text before (a call into a library mostly returns) */
     for (;;) {
         int why = hits_run(&h);
