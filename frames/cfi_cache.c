@@ -39,7 +39,8 @@ int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
     const fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
     fl_cfi_plain_t p;
     uint16_t slots[FL_CFI_CACHE_RULES];
-    if (fl_cfi_cache_plain(e, at, image_id, &p, slots)) return plain_step(&p, slots, stack, regs);
+    if (fl_cfi_cache_plain(e, at, image_id, &p, slots) && (p.kind & FL_CFI_ENTRY_PLAIN))
+        return plain_step(&p, slots, stack, regs);
     uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
     if ((seq & 1) || e->key != at || e->image != image_id || e->kind) return -1;
     row->h = e->u.row.h;

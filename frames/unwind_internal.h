@@ -242,9 +242,10 @@ typedef struct fl_cfi_plain {
     uint64_t regmask;
 } fl_cfi_plain_t;
 
-/* Whether e holds (at, image_id) as a plain row; if so, *p and slots[0..p->nsaved) are a copy of
- * it as fl_cfi_cache_put wrote it (a seqlock's read: the fields are copied, then the count
- * checked), whose slots all lie within reach. (The slots apart: a struct indexed by a variable
+/* Whether e holds (at, image_id); if so, *p and slots[0..p->nsaved) are a copy of its plain
+ * fields as fl_cfi_cache_put wrote them (a seqlock's read: the fields are copied, then the count
+ * checked), meaningful when p->kind has FL_CFI_ENTRY_PLAIN (the other kind bits imply it); the
+ * slots of such a copy all lie within reach. (The slots apart: a struct indexed by a variable
  * would live in memory.) AS-SAFE. */
 static inline __attribute__((always_inline)) bool
 fl_cfi_cache_plain(const fl_cfi_entry_t *e, uint64_t at, uint64_t image_id, fl_cfi_plain_t *p,
@@ -256,7 +257,7 @@ fl_cfi_cache_plain(const fl_cfi_entry_t *e, uint64_t at, uint64_t image_id, fl_c
     p->cfa_off = e->cfa_off, p->lo_off = e->lo_off, p->regmask = e->regmask;
     if (p->nsaved) __builtin_memcpy(slots, e->u.at, sizeof e->u.at);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq && (p->kind & FL_CFI_ENTRY_PLAIN);
+    return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
 }
 
 /* The cached row for (at, image_id): 1 or 0 when it was plain and applied to regs (stepped,
