@@ -16,10 +16,18 @@ static int plain_step(const fl_cfi_plain_t *p, const uint16_t *slots, const fl_r
     if (!(regs->valid >> p->cfa_reg & 1)) return -1;
     if (p->kind & FL_CFI_ENTRY_OUTERMOST) return 0;
     uint64_t base = regs->r[p->cfa_reg], first = base + (uint64_t)p->lo_off;
-    if (fl_read_u64(stack, first + p->ra_at, &npc) || fl_read_u64(stack, first + p->fp_at, &nfp))
-        return -1;
-    for (unsigned i = 0; i < p->nsaved; i++)
-        if (fl_read_u64(stack, first + slots[i], &val[i])) return -1;
+    const char *w = (const char *)fl_reader_direct(stack, first, p->reach); /* (slots in reach) */
+    if (w) {
+        __builtin_memcpy(&npc, w + p->ra_at, 8);
+        __builtin_memcpy(&nfp, w + p->fp_at, 8);
+        for (unsigned i = 0; i < p->nsaved; i++) __builtin_memcpy(&val[i], w + slots[i], 8);
+    } else {
+        if (fl_read_u64(stack, first + p->ra_at, &npc) ||
+            fl_read_u64(stack, first + p->fp_at, &nfp))
+            return -1;
+        for (unsigned i = 0; i < p->nsaved; i++)
+            if (fl_read_u64(stack, first + slots[i], &val[i])) return -1;
+    }
     if (!npc) return 0; /* libunwind's convention for the outermost frame */
     regs->valid |= mask | 1ull << p->ra_reg | 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
     for (unsigned i = 0; mask; i++, mask &= mask - 1) /* (one bit per slot) */

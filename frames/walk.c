@@ -228,6 +228,12 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     /* No image held a caller yet: the one frame 0 is in will mostly hold the next (a search
      * of the image list saved per walk). */
     const fl_image_t *img = c->img, *text = c->text_img ? c->text_img : c->img;
+    /* A miss in the image of the last step is the general loop's at once: a cold walk then
+     * pays for no set-up here (a hint: the loop checks the entry as it should). */
+    uint64_t at = m->r[FL_DWARF_PC] - !c->exact_pc;
+    if (img && at - img->start < len(img->start, img->end) &&
+        __atomic_load_n(&fl_cfi_cache_slot(at, c->img_id)->key, __ATOMIC_RELAXED) != at)
+        return n;
     hits_t h = {.pc = m->r[FL_DWARF_PC], .sp = m->r[FL_DWARF_SP], .fp = m->r[FL_DWARF_FP],
                 .adj = !c->exact_pc, .o = out + n, .o_end = out + max, .m = m, .id = c->img_id,
                 .img_lo = img ? img->start : 0, .img_len = img ? len(img->start, img->end) : 0,
