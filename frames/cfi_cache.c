@@ -8,76 +8,119 @@
 _Alignas(64) fl_cfi_entry_t fl_cfi_entries[1u << FL_CFI_CACHE_BITS];
 static uint64_t g_generation = 1;
 
+/* Applies a plain entry's copy, as fl_cfi_row_apply would, to regs: 1 stepped, 0 the outermost
+ * frame, -1 a register it needs is unknown or a slot unreadable (regs unchanged). */
+static int plain_step(const fl_cfi_plain_t *p, const uint16_t *slots, const fl_reader_t *stack,
+                      fl_dwarf_regs_t *regs) {
+    uint64_t npc, nfp, val[FL_CFI_CACHE_RULES], mask = p->regmask;
+    if (!(regs->valid >> p->cfa_reg & 1)) return -1;
+    if (p->kind & FL_CFI_ENTRY_OUTERMOST) return 0;
+    uint64_t base = regs->r[p->cfa_reg], first = base + (uint64_t)p->lo_off;
+    const char *w = (const char *)fl_reader_direct(stack, first, p->reach); /* (slots in reach) */
+    if (w) {
+        __builtin_memcpy(&npc, w + p->ra_at, 8);
+        __builtin_memcpy(&nfp, w + p->fp_at, 8);
+        for (unsigned i = 0; i < p->nsaved; i++) __builtin_memcpy(&val[i], w + slots[i], 8);
+    } else {
+        if (fl_read_u64(stack, first + p->ra_at, &npc) ||
+            fl_read_u64(stack, first + p->fp_at, &nfp))
+            return -1;
+        for (unsigned i = 0; i < p->nsaved; i++)
+            if (fl_read_u64(stack, first + slots[i], &val[i])) return -1;
+    }
+    if (!npc) return 0; /* libunwind's convention for the outermost frame */
+    regs->valid |= mask | 1ull << p->ra_reg | 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP;
+    for (unsigned i = 0; mask; i++, mask &= mask - 1) /* (one bit per slot) */
+        regs->r[__builtin_ctzll(mask)] = val[i];
+    regs->r[p->ra_reg] = npc; /* (arm64: lr, as fl_cfi_row_apply leaves it) */
+    regs->r[FL_DWARF_PC] = npc;
+    regs->r[FL_DWARF_SP] = base + (uint64_t)p->cfa_off;
+    if (p->kind & FL_CFI_ENTRY_PLAIN_FP) {
+        regs->r[FL_DWARF_FP] = nfp;
+        regs->valid |= 1ull << FL_DWARF_FP;
+    }
+    return 1;
+}
+
 int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
                       fl_dwarf_regs_t *regs, fl_cfi_row_t *row) {
-    uint32_t seq;
-    const fl_cfi_entry_t *e = fl_cfi_cache_find(at, image_id, &seq);
-    if (!e) return -1;
-    if (e->h.flags & FL_CFI_ENTRY_PLAIN) {
-        uint64_t pc = regs->r[FL_DWARF_PC], sp = regs->r[FL_DWARF_SP], fp = regs->r[FL_DWARF_FP];
-        bool fp_known = regs->valid >> FL_DWARF_FP & 1;
-        int ret = fl_cfi_plain_step(e, seq, stack, regs, &pc, &sp, &fp, &fp_known);
-        if (ret == 1) {
-            regs->r[FL_DWARF_PC] = pc;
-            regs->r[FL_DWARF_SP] = sp;
-            regs->r[FL_DWARF_FP] = fp;
-            regs->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP |
-                           (uint64_t)fp_known << FL_DWARF_FP;
-        }
-        return ret;
-    }
-    row->h = e->h;
+    const fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
+    fl_cfi_plain_t p;
+    uint16_t slots[FL_CFI_CACHE_RULES];
+    if (fl_cfi_cache_plain(e, at, image_id, &p, slots) && (p.kind & FL_CFI_ENTRY_PLAIN))
+        return plain_step(&p, slots, stack, regs);
+    uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if ((seq & 1) || e->key != at || e->image != image_id || e->kind) return -1;
+    row->h = e->u.row.h;
     if (row->h.nrules > FL_CFI_CACHE_RULES) row->h.nrules = FL_CFI_CACHE_RULES;
     row->start = row->end = at; /* the cache keeps rows by address, not their ranges */
-    __builtin_memcpy(row->rule, e->rule, sizeof e->rule); /* all: a fixed size copies inline */
+    /* all: a fixed size copies inline */
+    __builtin_memcpy(row->rule, e->u.row.rule, sizeof e->u.row.rule);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
     return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq ? 2 : -1;
 }
 
-/* Whether the row takes the plain form (FL_CFI_ENTRY_PLAIN); if so, fills e's plain fields and
- * rules. */
+/* Whether the row takes the plain form (FL_CFI_ENTRY_PLAIN); if so, fills e's plain fields. */
 static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
-    if (row->h.cfa_kind != FL_CFI_CFA_REG || (row->h.flags & FL_CFI_ROW_SIGNAL) ||
-        row->h.ra_reg == FL_DWARF_SP || row->h.ra_reg == FL_DWARF_FP)
+    const fl_cfi_head_t *h = &row->h;
+    if (h->cfa_kind != FL_CFI_CFA_REG || (h->flags & FL_CFI_ROW_SIGNAL) ||
+        h->ra_reg == FL_DWARF_SP || h->ra_reg == FL_DWARF_FP || h->cfa_reg >= FL_DWARF_REGS ||
+        h->cfa_offset != (int32_t)h->cfa_offset)
         return false;
-    if (row->h.nrules == 1 && row->rule[0].reg == row->h.ra_reg &&
+    unsigned kind = FL_CFI_ENTRY_PLAIN | (h->cfa_reg == FL_DWARF_SP   ? FL_CFI_ENTRY_CFA_SP
+                                         : h->cfa_reg == FL_DWARF_FP ? FL_CFI_ENTRY_CFA_FP
+                                                                     : 0);
+    e->cfa_reg = h->cfa_reg;
+    e->ra_reg = h->ra_reg;
+    e->cfa_off = (int32_t)h->cfa_offset;
+    if (h->nrules == 1 && row->rule[0].reg == h->ra_reg &&
         row->rule[0].kind == FL_CFI_RULE_UNDEFINED) {
         /* A thread's entry (_start, clone's child): fl_cfi_row_apply would find the CFA's
          * register known and then stop (0) on the undefined return address. */
-        e->h.flags |= FL_CFI_ENTRY_OUTERMOST;
-        e->h.nrules = 0;
+        e->kind = (uint8_t)(kind | FL_CFI_ENTRY_OUTERMOST);
+        e->nsaved = 0;
         e->regmask = 0;
-        e->ra_off = e->fp_off = e->off_lo = e->off_hi = 0;
+        e->span = e->ra_at = e->fp_at = 0;
+        e->reach = 8;
+        e->lo_off = e->cfa_off;
         return true;
     }
+    int32_t ra_off = 0, fp_off = 0, lo = INT32_MAX, hi = INT32_MIN;
     bool ra = false;
-    unsigned n = 0;
     uint64_t mask = 0;
-    int32_t lo = INT32_MAX, hi = INT32_MIN;
-    for (unsigned i = 0; i < row->h.nrules; i++) {
+    for (unsigned i = 0; i < h->nrules; i++) {
         const fl_cfi_rule_t *u = &row->rule[i];
         if (u->kind != FL_CFI_RULE_OFFSET || u->reg == FL_DWARF_SP || u->reg >= FL_DWARF_REGS ||
-            (u->reg == FL_DWARF_PC && u->reg != row->h.ra_reg))
+            (u->reg == FL_DWARF_PC && u->reg != h->ra_reg))
             return false;
-        if (u->reg == row->h.ra_reg) {
+        if (u->reg == h->ra_reg) {
             ra = true;
-            e->ra_off = u->value;
+            ra_off = u->value;
         } else if (u->reg == FL_DWARF_FP) {
-            e->h.flags |= FL_CFI_ENTRY_PLAIN_FP;
-            e->fp_off = u->value;
+            kind |= FL_CFI_ENTRY_PLAIN_FP;
+            fp_off = u->value;
         } else {
-            e->rule[n++] = *u; /* (ascending, as in the row) */
             mask |= 1ull << u->reg;
         }
         lo = u->value < lo ? u->value : lo;
         hi = u->value > hi ? u->value : hi;
     }
-    if (!ra || hi - (int64_t)lo > 4096) return false;
-    if (!(e->h.flags & FL_CFI_ENTRY_PLAIN_FP)) e->fp_off = e->ra_off;
-    e->h.nrules = (uint8_t)n;
+    /* (rows save registers below the CFA: the CFA lies above the lowest slot) */
+    int64_t lo_off = (int64_t)e->cfa_off + lo, reach = hi - (int64_t)lo + 8;
+    if (!ra || hi - (int64_t)lo > FL_CFI_PLAIN_SPAN || lo >= 0 ||
+        -(int64_t)lo > FL_CFI_PLAIN_SPAN || lo_off != (int32_t)lo_off)
+        return false;
+    unsigned n = 0;
+    for (unsigned i = 0; i < h->nrules; i++) /* (ascending, as in the row and in mask) */
+        if (mask >> row->rule[i].reg & 1) e->u.at[n++] = (uint16_t)(row->rule[i].value - lo);
+    e->kind = (uint8_t)kind;
+    e->nsaved = (uint8_t)n;
     e->regmask = mask;
-    e->off_lo = lo;
-    e->off_hi = hi;
+    e->span = (uint16_t)(hi - lo);
+    e->reach = (uint16_t)(reach > -(int64_t)lo ? reach : -(int64_t)lo);
+    e->ra_at = (uint16_t)(ra_off - lo);
+    e->fp_at = (uint16_t)((kind & FL_CFI_ENTRY_PLAIN_FP ? fp_off : ra_off) - lo);
+    e->lo_off = (int32_t)lo_off;
     return true;
 }
 
@@ -90,11 +133,10 @@ void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
         return;
     e->key = at;
     e->image = image_id;
-    e->h = row->h;
-    if (plain(row, e)) {
-        e->h.flags |= FL_CFI_ENTRY_PLAIN;
-    } else {
-        __builtin_memcpy(e->rule, row->rule, row->h.nrules * sizeof row->rule[0]);
+    if (!plain(row, e)) {
+        e->kind = 0;
+        e->u.row.h = row->h;
+        __builtin_memcpy(e->u.row.rule, row->rule, row->h.nrules * sizeof row->rule[0]);
     }
     __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }

@@ -182,106 +182,82 @@ int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
  * Rows keyed by lookup address and image identity, in memory reserved in the library's
  * zero-filled data; shared by every walk and thread, lock-free: a sequence count per entry, even
  * when stable, odd while written. A writer takes an entry by moving its count from even to odd
- * with a compare-and-swap and skips the entry if that fails; a reader uses the entry and keeps
+ * with a compare-and-swap and skips the entry if that fails; a reader copies the entry and keeps
  * the result only if the count was even and unchanged. No one waits: a walk interrupted by a
  * crash handler's walk on the same thread cannot deadlock it (a writer that never finishes
- * leaves that one entry unusable). 4,096 direct-mapped entries of 200 bytes (800 KiB, pages
+ * leaves that one entry unusable). 4,096 direct-mapped entries of 256 bytes (1 MiB, pages
  * supplied by the kernel as walks first touch them): the threads of one process share most
  * return addresses, so an all-thread capture needs few distinct rows (framehop's 509 entries hit
  * ~80 % on Firefox). */
 #define FL_CFI_CACHE_BITS 12u
 #define FL_CFI_CACHE_RULES 16u /* rows with more (signal trampolines) are not cached */
 /* The form nearly every row of compiled code takes: the CFA is a register plus an offset, and
- * every rule (the return address's among them) says "saved at CFA + n". Such a row is applied
- * from its entry directly, with no copy and no interpretation; the return address's slot and fp's
- * are kept apart from the other rules, so that the walker can hold pc, sp and fp in registers. */
-#define FL_CFI_ENTRY_PLAIN 0x80u
-#define FL_CFI_ENTRY_PLAIN_FP 0x40u /* ... and fp is restored, from CFA + fp_off */
-#define FL_CFI_ENTRY_OUTERMOST 0x20u /* ... or the return address is undefined and nothing else
+ * every rule (the return address's among them) says "saved at CFA + n" within a few KiB. Such a
+ * row is kept as the slots to load from one window of the stack (a few fields, copied and
+ * applied with no interpretation); the return address's slot and fp's are kept apart from the
+ * other rules, so that the walker can hold pc, sp and fp in registers. */
+#define FL_CFI_ENTRY_PLAIN 0x01u
+#define FL_CFI_ENTRY_PLAIN_FP 0x02u  /* ... and fp is restored, from its slot */
+#define FL_CFI_ENTRY_OUTERMOST 0x04u /* ... or the return address is undefined and nothing else
                                       * has a rule: the outermost frame (a thread's entry) */
+#define FL_CFI_ENTRY_CFA_SP 0x08u    /* ... and the CFA's register is sp */
+#define FL_CFI_ENTRY_CFA_FP 0x10u    /* ... or fp (the walker's fast loop takes these two) */
+#define FL_CFI_PLAIN_SPAN 4096u      /* bytes from a plain row's lowest slot to its highest */
 
 typedef struct fl_cfi_entry {
-    uint32_t seq;
-    int32_t ra_off, fp_off; /* PLAIN: the return address's slot, fp's, from the CFA */
-    int32_t off_lo, off_hi; /* PLAIN: the lowest and highest slot */
+    _Alignas(64) uint32_t seq; /* (256 bytes: a shift finds an entry; the plain fields fill the
+                                * first cache line) */
+    uint8_t kind;             /* FL_CFI_ENTRY_* (0: a row of another form, in u.row) */
+    uint8_t cfa_reg, ra_reg;  /* PLAIN: the CFA's register, the return-address column */
+    uint8_t nsaved;           /* PLAIN: the slots of u.at */
+    uint16_t span;            /* PLAIN: bytes from the lowest slot to the highest */
+    uint16_t ra_at, fp_at;    /* PLAIN: the return address's slot, fp's (= ra_at when fp has no
+                               * rule), in bytes from the lowest slot */
+    uint16_t reach;           /* PLAIN: bytes from the lowest slot that hold every slot and the
+                               * CFA's byte below (the caller's sp - 1): span + 8 or more */
+    int32_t cfa_off, lo_off;  /* PLAIN: CFA = cfa_reg + cfa_off, the lowest slot cfa_reg + lo_off */
     uint64_t key, image;
-    fl_cfi_head_t h;        /* h.flags adds FL_CFI_ENTRY_*; PLAIN: h.nrules counts rule[] */
-    uint64_t regmask;       /* PLAIN: the registers of rule[]: the rules but the return
-                             * address's and fp's, by ascending register */
-    fl_cfi_rule_t rule[FL_CFI_CACHE_RULES];
+    uint64_t regmask;         /* PLAIN: the registers of u.at: the rules but the return
+                               * address's and fp's, by ascending register */
+    union {
+        uint16_t at[FL_CFI_CACHE_RULES]; /* PLAIN: each one's slot, from the lowest slot */
+        struct {
+            fl_cfi_head_t h;
+            fl_cfi_rule_t rule[FL_CFI_CACHE_RULES];
+        } row;                           /* otherwise: the row as computed */
+    } u;
 } fl_cfi_entry_t;
+_Static_assert(sizeof(fl_cfi_entry_t) == 256, "fl_cfi_entry_t: a power of two");
 extern fl_cfi_entry_t fl_cfi_entries[1u << FL_CFI_CACHE_BITS];
 
 static inline fl_cfi_entry_t *fl_cfi_cache_slot(uint64_t at, uint64_t image_id) {
     return &fl_cfi_entries[((at ^ image_id) * 0x9e3779b97f4a7c15ull) >> (64 - FL_CFI_CACHE_BITS)];
 }
 
-/* The entry for (at, image_id) and its even sequence count, or NULL. */
-static inline const fl_cfi_entry_t *fl_cfi_cache_find(uint64_t at, uint64_t image_id,
-                                                      uint32_t *seq) {
-    const fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
-    *seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    return (*seq & 1) || e->key != at || e->image != image_id ? 0 : e;
-}
+/* A plain entry's fields as one stable read (fl_cfi_cache_plain). */
+typedef struct fl_cfi_plain {
+    unsigned kind, cfa_reg, ra_reg, nsaved;
+    uint32_t reach, ra_at, fp_at;
+    int64_t cfa_off, lo_off;
+    uint64_t regmask;
+} fl_cfi_plain_t;
 
-/* Applies a plain entry found with count seq, as fl_cfi_row_apply would, to the frame whose pc,
- * sp and fp (fp_known: whether fp is) are in *pc, *sp, *fp and whose other registers are in regs:
- * 1 stepped, 0 the outermost frame, -1 the entry changed meanwhile or cannot be applied (nothing
- * changed). The loads come first: every slot is checked to lie in the window read, so a torn
- * entry can only make them read other stack words; the registers are written once the count
- * shows the entry was stable. */
-static inline __attribute__((always_inline)) int
-fl_cfi_plain_step(const fl_cfi_entry_t *e, uint32_t seq, const fl_reader_t *stack,
-                  fl_dwarf_regs_t *regs, uint64_t *pc, uint64_t *sp, uint64_t *fp,
-                  bool *fp_known) {
-    unsigned n = e->h.nrules, cfa_reg = e->h.cfa_reg, ra = e->h.ra_reg, flags = e->h.flags;
-    uint64_t mask = e->regmask, base, val[FL_CFI_CACHE_RULES], npc, nfp = *fp;
-    int32_t lo = e->off_lo, hi = e->off_hi;
-    if (cfa_reg == FL_DWARF_SP) base = *sp;
-    else if (cfa_reg == FL_DWARF_FP && *fp_known) base = *fp;
-    else if (cfa_reg < FL_DWARF_REGS && cfa_reg != FL_DWARF_FP && (regs->valid >> cfa_reg & 1))
-        base = regs->r[cfa_reg];
-    else return -1;
-    if (flags & FL_CFI_ENTRY_OUTERMOST) {
-        __atomic_thread_fence(__ATOMIC_ACQUIRE);
-        return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq ? 0 : -1;
-    }
-    if (n > FL_CFI_CACHE_RULES || hi < lo || ra >= FL_DWARF_REGS) return -1;
-    uint64_t cfa = base + (uint64_t)e->h.cfa_offset, first = cfa + (uint64_t)(int64_t)lo;
-    uint32_t span = (uint32_t)(hi - lo), ra_at = (uint32_t)(e->ra_off - lo),
-             fp_at = (uint32_t)(e->fp_off - lo);
-    const char *p = (const char *)fl_reader_direct(stack, first, (size_t)span + 8);
-    if (p && ra_at <= span && fp_at <= span) {
-        __builtin_memcpy(&npc, p + ra_at, 8);
-        if (flags & FL_CFI_ENTRY_PLAIN_FP) __builtin_memcpy(&nfp, p + fp_at, 8);
-        for (unsigned i = 0; i < n; i++) {
-            uint32_t at = (uint32_t)(e->rule[i].value - lo);
-            if (at > span) return -1;
-            __builtin_memcpy(&val[i], p + at, 8);
-        }
-    } else {
-        if (fl_read_u64(stack, cfa + (uint64_t)(int64_t)e->ra_off, &npc) ||
-            ((flags & FL_CFI_ENTRY_PLAIN_FP) &&
-             fl_read_u64(stack, cfa + (uint64_t)(int64_t)e->fp_off, &nfp)))
-            return -1;
-        for (unsigned i = 0; i < n; i++)
-            if (fl_read_u64(stack, cfa + (uint64_t)(int64_t)e->rule[i].value, &val[i])) return -1;
-    }
+/* Whether e holds (at, image_id); if so, *p and slots[0..p->nsaved) are a copy of its plain
+ * fields as fl_cfi_cache_put wrote them (a seqlock's read: the fields are copied, then the count
+ * checked), meaningful when p->kind has FL_CFI_ENTRY_PLAIN (the other kind bits imply it); the
+ * slots of such a copy all lie within reach. (The slots apart: a struct indexed by a variable
+ * would live in memory.) AS-SAFE. */
+static inline __attribute__((always_inline)) bool
+fl_cfi_cache_plain(const fl_cfi_entry_t *e, uint64_t at, uint64_t image_id, fl_cfi_plain_t *p,
+                   uint16_t slots[FL_CFI_CACHE_RULES]) {
+    uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
+    if ((seq & 1) || e->key != at || e->image != image_id) return false;
+    p->kind = e->kind, p->cfa_reg = e->cfa_reg, p->ra_reg = e->ra_reg, p->nsaved = e->nsaved;
+    p->reach = e->reach, p->ra_at = e->ra_at, p->fp_at = e->fp_at;
+    p->cfa_off = e->cfa_off, p->lo_off = e->lo_off, p->regmask = e->regmask;
+    if (p->nsaved) __builtin_memcpy(slots, e->u.at, sizeof e->u.at);
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
-    if (__atomic_load_n(&e->seq, __ATOMIC_RELAXED) != seq || (mask >> FL_DWARF_REGS)) return -1;
-    if (!npc) return 0; /* libunwind's convention for the outermost frame */
-    regs->valid |= mask;
-    for (unsigned i = 0; mask && i < n; i++, mask &= mask - 1) /* (one bit per rule) */
-        regs->r[__builtin_ctzll(mask)] = val[i];
-    regs->r[ra] = npc; /* (arm64: lr, as fl_cfi_row_apply leaves it) */
-    regs->valid |= 1ull << ra;
-    *pc = npc;
-    *sp = cfa;
-    if (flags & FL_CFI_ENTRY_PLAIN_FP) {
-        *fp = nfp;
-        *fp_known = true;
-    }
-    return 1;
+    return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
 }
 
 /* The cached row for (at, image_id): 1 or 0 when it was plain and applied to regs (stepped,

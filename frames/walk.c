@@ -121,66 +121,157 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
     return FL_ENOTFOUND;
 }
 
-/* Cache hits on plain rows, nearly every frame: the CFI step and the plausibility checks of the
- * general loop below in one tight loop, its state in locals as in fl_frames_walk_fp. Stops
- * (returning the frame count) where the next frame needs the general steppers: a miss, a row of
- * another form, a pc outside any image, an implausible caller (the cursor is then invalidated
- * and the general loop decides). */
+/* hi - lo, or 0 for an empty or inverted range: x lies in [lo, hi) iff x - lo < len(lo, hi). */
+static inline uint64_t len(uint64_t lo, uint64_t hi) { return hi > lo ? hi - lo : 0; }
+
+/* The fast loop's state (cfi_hits). */
+typedef struct hits {
+    uint64_t pc, sp, fp, adj; /* fp known; adj 0 for an exact pc (frame 0, or one a signal
+                               * interrupted: looked up at pc itself, and alone may share its
+                               * caller's sp), else 1 */
+    fl_frame_t *o, *o_end;
+    fl_dwarf_regs_t *m;       /* the cursor's registers */
+    uint64_t id, img_lo, img_len; /* the image of pc */
+    uint64_t text_lo, text_len;   /* the text of the last caller */
+    uint64_t stack_lo, stack_len; /* where slots and the caller's sp may lie */
+    uint64_t delta;           /* the stack in place: at address + delta (integers: the sum only
+                               * is a pointer) */
+    uint64_t at, npc;         /* HITS_IMAGE: the lookup address; HITS_TEXT: the caller's pc */
+    uint64_t hits;            /* cache entries used */
+} hits_t;
+enum { HITS_STOP, HITS_END, HITS_IMAGE, HITS_TEXT };
+
+/* The loop of cfi_hits: steps h while the next step is a cache hit in h's image whose caller
+ * returns into h's text, with no call, so that its state stays in registers. Returns why it
+ * stopped: HITS_STOP (the general loop decides; also when h->o reaches h->o_end), HITS_END (the
+ * outermost frame), HITS_IMAGE (h->at is outside the image), HITS_TEXT (h->npc is outside the
+ * text; the step is not taken). */
+static __attribute__((noinline)) int hits_run(hits_t *h) {
+    uint64_t pc = h->pc, sp = h->sp, fp = h->fp, adj = h->adj;
+    fl_frame_t *o = h->o;
+    int why = HITS_STOP;
+    while (o < h->o_end) {
+        uint64_t at = pc - adj, raw, npc, nfp;
+        if (at - h->img_lo >= h->img_len) {
+            h->at = at;
+            why = HITS_IMAGE;
+            break;
+        }
+        fl_cfi_plain_t q;
+        uint16_t slots[FL_CFI_CACHE_RULES];
+        if (!fl_cfi_cache_plain(fl_cfi_cache_slot(at, h->id), at, h->id, &q, slots)) break;
+        if (!(q.kind & (FL_CFI_ENTRY_CFA_SP | FL_CFI_ENTRY_CFA_FP))) break;
+        if (q.kind & FL_CFI_ENTRY_OUTERMOST) {
+            h->hits++;
+            why = HITS_END;
+            break;
+        }
+        uint64_t base = q.kind & FL_CFI_ENTRY_CFA_SP ? sp : fp;
+        uint64_t first = base + (uint64_t)q.lo_off, rel = first - h->stack_lo;
+        if (rel > h->stack_len || h->stack_len - rel < q.reach) break;
+        const char *p = (const char *)(uintptr_t)(first + h->delta); /* (slots lie in reach) */
+        __builtin_memcpy(&raw, p + q.ra_at, 8);
+        __builtin_memcpy(&nfp, p + q.fp_at, 8);
+        uint64_t nsp = base + (uint64_t)q.cfa_off, mask = q.regmask;
+        if (!raw) { /* libunwind's convention for the outermost frame */
+            h->hits++;
+            why = HITS_END;
+            break;
+        }
+        npc = fl_unwind_strip_pac(raw);
+        /* plausible_step: sp moves up (or stays, for an exact pc), inside the stack (as the
+         * reach checked above), and the return address lies in an image's text */
+        if (nsp - adj < sp) break;
+        if (npc - h->text_lo >= h->text_len) {
+            h->npc = npc;
+            why = HITS_TEXT;
+            break;
+        }
+        fl_dwarf_regs_t *m = h->m;
+        m->valid |= mask | 1ull << q.ra_reg;
+        for (unsigned i = 0; mask; i++, mask &= mask - 1) /* (one bit per slot) */
+            __builtin_memcpy(&m->r[__builtin_ctzll(mask)], p + slots[i], 8);
+        m->r[q.ra_reg] = raw; /* (arm64: lr, as fl_cfi_row_apply leaves it) */
+        if (q.kind & FL_CFI_ENTRY_PLAIN_FP) fp = nfp;
+        pc = npc, sp = nsp, adj = 1;
+        o->pc = pc, o->sp = sp, o->method = FL_FRAME_CFI, o->flags = 0;
+        o++;
+    }
+    h->hits += (uint64_t)(o - h->o);
+    h->pc = pc, h->sp = sp, h->fp = fp, h->adj = adj, h->o = o;
+    return why;
+}
+
+/* Cache hits on plain rows whose CFA is sp or fp, nearly every frame: the CFI step and the
+ * plausibility checks of the general loop below in one tight loop (hits_run), its state in
+ * locals as in fl_frames_walk_fp, every range check one subtraction and one comparison. The
+ * loop takes only what it can decide alone: the slots and the caller's sp inside both the
+ * stack's bounds and the reader's window (read in place), the caller's pc in the text of the
+ * last image that held one or found in the image list. Anything else (a miss, a row of another
+ * form, a check that fails) it leaves to the general loop, which takes that step with the same
+ * cursor (the fast loop writes the cursor's registers only for the steps it takes). Returns the
+ * frame count; *end set at the outermost frame. */
 static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t *r,
-                         fl_frame_t *out, unsigned n, unsigned max) {
-    if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED || env->frame_regs) return n;
-    const fl_reader_t stack = *env->mem; /* a local copy: out[] cannot alias it */
+                         fl_frame_t *out, unsigned n, unsigned max, bool *end) {
+    const fl_reader_t *w = env->mem;
+    fl_dwarf_regs_t *m = &c->regs;
+    /* (a frame whose fp is unknown is the general loop's: rare, and one value fewer for the
+     * loop to hold) */
+    if (!c->valid || !env->images || c->mode != FL_CFI_MODE_CACHED || env->frame_regs ||
+        !w->base || !(m->valid >> FL_DWARF_FP & 1))
+        return n;
+    bool bounded = env->stack_lo || env->stack_hi;
+    uint64_t lo = w->origin, hi = w->origin + w->size;
+    if (hi < lo) hi = UINT64_MAX;
+    if (bounded && env->stack_lo > lo) lo = env->stack_lo;
+    if (bounded && env->stack_hi < hi) hi = env->stack_hi;
     /* No image held a caller yet: the one frame 0 is in will mostly hold the next (a search
      * of the image list saved per walk). */
     const fl_image_t *img = c->img, *text = c->text_img ? c->text_img : c->img;
-    uint64_t img_lo = img ? img->start : 1, img_hi = img ? img->end : 0, id = c->img_id;
-    uint64_t text_lo = text ? text->text_start : 1, text_hi = text ? text->text_end : 0;
-    bool bounded = env->stack_lo || env->stack_hi, exact = c->exact_pc;
-    uint64_t lo = bounded ? env->stack_lo : 0, hi = bounded ? env->stack_hi : UINT64_MAX;
-    unsigned start = n;
-    fl_dwarf_regs_t *m = &c->regs;
-    uint64_t pc = m->r[FL_DWARF_PC], sp = m->r[FL_DWARF_SP], fp = m->r[FL_DWARF_FP];
-    bool fp_known = m->valid >> FL_DWARF_FP & 1;
-    while (n < max) {
-        uint64_t at = exact ? pc : pc - 1, npc = pc, nsp = sp, nfp = fp;
-        bool nfp_known = fp_known;
-        uint32_t seq;
-        const fl_cfi_entry_t *e;
-        if (at < img_lo || at >= img_hi) { /* another image: its identity and tables */
+    /* A miss in the image of the last step is the general loop's at once: a cold walk then
+     * pays for no set-up here (a hint: the loop checks the entry as it should). */
+    uint64_t at = m->r[FL_DWARF_PC] - !c->exact_pc;
+    if (img && at - img->start < len(img->start, img->end) &&
+        __atomic_load_n(&fl_cfi_cache_slot(at, c->img_id)->key, __ATOMIC_RELAXED) != at)
+        return n;
+    hits_t h = {.pc = m->r[FL_DWARF_PC], .sp = m->r[FL_DWARF_SP], .fp = m->r[FL_DWARF_FP],
+                .adj = !c->exact_pc, .o = out + n, .o_end = out + max, .m = m, .id = c->img_id,
+                .img_lo = img ? img->start : 0, .img_len = img ? len(img->start, img->end) : 0,
+                .text_lo = text ? text->text_start : 0,
+                .text_len = text ? len(text->text_start, text->text_end) : 0,
+                .stack_lo = lo, .stack_len = len(lo, hi),
+                .delta = (uint64_t)(uintptr_t)w->base - w->origin};
+    const fl_image_t *prev = NULL; /* the text before (a call into a library mostly returns) */
+    for (;;) {
+        int why = hits_run(&h);
+        const fl_image_t *t = prev;
+        if (why == HITS_IMAGE) { /* another image: its identity and tables */
             c->text_img = text;
-            if (!(img = fl_cfi_cursor_image(c, at))) break;
-            img_lo = img->start, img_hi = img->end, id = c->img_id;
-        }
-        if (!(e = fl_cfi_cache_find(at, id, &seq)) || !(e->h.flags & FL_CFI_ENTRY_PLAIN) ||
-            fl_cfi_plain_step(e, seq, &stack, m, &npc, &nsp, &nfp, &nfp_known) != 1)
-            break;
-        npc = fl_unwind_strip_pac(npc);
-        /* plausible_step; a frame with an exact pc (frame 0, or one a signal interrupted) alone
-         * may share its caller's sp */
-        bool ok = (nsp > sp || (nsp == sp && exact)) && nsp - 1 >= lo && nsp - 1 < hi;
-        if (ok && (npc < text_lo || npc >= text_hi)) { /* (the text range in locals: no call) */
-            ok = in_text(env->images, &text, npc);
-            if (ok) text_lo = text->text_start, text_hi = text->text_end;
-        }
-        if (!ok) { /* the general loop tries again from r, and then the other steppers */
-            c->valid = false;
+            if (!(img = fl_cfi_cursor_image(c, h.at))) break;
+            h.img_lo = img->start, h.img_len = len(img->start, img->end), h.id = c->img_id;
+            if (!text) text = img; /* (the comment above) */
+        } else if (why == HITS_TEXT &&
+                   ((t && h.npc - t->text_start < len(t->text_start, t->text_end)) ||
+                    (t = text, in_text(env->images, &t, h.npc)))) {
+            prev = text, text = t; /* (then the step again) */
+        } else {
+            *end = why == HITS_END;
             break;
         }
-        pc = npc, sp = nsp, fp = nfp, fp_known = nfp_known, exact = false;
-        out[n++] = (fl_frame_t){pc, sp, FL_FRAME_CFI, 0};
+        h.text_lo = text->text_start, h.text_len = len(text->text_start, text->text_end);
     }
     c->text_img = text;
-    if (n > start) {
-        m->r[FL_DWARF_PC] = pc;
-        m->r[FL_DWARF_SP] = sp;
-        m->r[FL_DWARF_FP] = fp;
-        m->valid = (m->valid & ~(1ull << FL_DWARF_FP)) | (uint64_t)fp_known << FL_DWARF_FP;
+    unsigned found = (unsigned)(h.o - out) - n;
+    if (found) {
+        m->r[FL_DWARF_PC] = h.pc;
+        m->r[FL_DWARF_SP] = h.sp;
+        m->r[FL_DWARF_FP] = h.fp;
         c->exact_pc = false;
-        fl_unwind_arch_set(r, pc, sp, fp_known ? fp : 0);
+        fl_unwind_arch_set(r, h.pc, h.sp, h.fp);
     }
-    c->stats.hits += n - start;
-    c->stats.steps += n - start;
-    return n;
+    c->stats.hits += h.hits;
+    c->stats.steps += found;
+    return n + found;
 }
 
 /* env->frame_regs' entry for the frame just found: the callee-saved registers of the cursor
@@ -258,8 +349,13 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
             res->count = head + keep;
         }
         unsigned before = res->count;
-        res->count = cfi_hits(env, &cfi, &r, out, res->count, max);
+        bool end = false;
+        res->count = cfi_hits(env, &cfi, &r, out, res->count, max, &end);
         steps += res->count - before;
+        if (end) {
+            res->stop_reason = "end of stack (outermost frame)";
+            break;
+        }
         if (res->count >= max) continue;
         uint64_t sp = fl_regs_sp(&r), cpc, csp, cfp;
         uint32_t method = FL_FRAME_UNKNOWN;
