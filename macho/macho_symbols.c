@@ -33,17 +33,26 @@ int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t si
     uint64_t cur = text_vmaddr, delta = 0;
     unsigned shift = 0;
     uint8_t buf[STARTS_CHUNK];
+    /* In place where the reader holds the table (a walk's frame 0 decodes it up to its pc). */
+    const uint8_t *whole = fl_reader_direct(r, addr, size);
     for (uint32_t done = 0; done < size;) {
         uint32_t n = size - done;
-        if (n > sizeof buf) n = sizeof buf;
-        if (fl_read(r, addr + done, buf, n)) return FL_EFAULT;
+        const uint8_t *b = whole ? whole + done : buf;
+        if (!whole) {
+            if (n > sizeof buf) n = sizeof buf;
+            if (fl_read(r, addr + done, buf, n)) return FL_EFAULT;
+        }
         done += n;
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t bits = buf[i] & 0x7fu;
-            if (shift >= 64 || (shift > 57 && bits >> (64 - shift))) return FL_EBADDATA;
-            delta |= bits << shift;
-            shift += 7;
-            if (buf[i] & 0x80u) continue;
+            uint64_t bits = b[i] & 0x7fu;
+            if (shift == 0 && !(b[i] & 0x80u)) { /* most deltas: one byte */
+                delta = bits;
+            } else {
+                if (shift >= 64 || (shift > 57 && bits >> (64 - shift))) return FL_EBADDATA;
+                delta |= bits << shift;
+                shift += 7;
+                if (b[i] & 0x80u) continue;
+            }
             if (delta == 0) return 0; /* the table's terminator; padding may follow */
             if (!fl_add_u64(cur, delta, &cur)) return FL_EBADDATA;
             int rc = fn(ctx, cur);
