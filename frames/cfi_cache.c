@@ -13,19 +13,7 @@ int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
     uint32_t seq;
     const fl_cfi_entry_t *e = fl_cfi_cache_find(at, image_id, &seq);
     if (!e) return -1;
-    if (e->h.flags & FL_CFI_ENTRY_PLAIN) {
-        uint64_t pc = regs->r[FL_DWARF_PC], sp = regs->r[FL_DWARF_SP], fp = regs->r[FL_DWARF_FP];
-        bool fp_known = regs->valid >> FL_DWARF_FP & 1;
-        int ret = fl_cfi_plain_step(e, seq, stack, regs, &pc, &sp, &fp, &fp_known);
-        if (ret == 1) {
-            regs->r[FL_DWARF_PC] = pc;
-            regs->r[FL_DWARF_SP] = sp;
-            regs->r[FL_DWARF_FP] = fp;
-            regs->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP |
-                           (uint64_t)fp_known << FL_DWARF_FP;
-        }
-        return ret;
-    }
+    if (e->h.flags & FL_CFI_ENTRY_PLAIN) return fl_cfi_entry_apply(e, seq, stack, regs);
     row->h = e->h;
     if (row->h.nrules > FL_CFI_CACHE_RULES) row->h.nrules = FL_CFI_CACHE_RULES;
     row->start = row->end = at; /* the cache keeps rows by address, not their ranges */
@@ -81,21 +69,43 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     return true;
 }
 
-void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
-    if (row->h.nrules > FL_CFI_CACHE_RULES) return;
+/* The entry for (at, image_id), taken for writing (its count made odd; *seq the even count it
+ * had), or NULL while another writer holds it. */
+static fl_cfi_entry_t *take(uint64_t at, uint64_t image_id, uint32_t *seq) {
     fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
-    uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-    if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false, __ATOMIC_ACQ_REL,
-                                                  __ATOMIC_RELAXED))
-        return;
+    *seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+    if ((*seq & 1) || !__atomic_compare_exchange_n(&e->seq, seq, *seq + 1, false,
+                                                   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return 0;
     e->key = at;
     e->image = image_id;
+    return e;
+}
+
+void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
+    uint32_t seq;
+    fl_cfi_entry_t *e;
+    if (row->h.nrules > FL_CFI_CACHE_RULES || !(e = take(at, image_id, &seq))) return;
     e->h = row->h;
     if (plain(row, e)) {
         e->h.flags |= FL_CFI_ENTRY_PLAIN;
     } else {
         __builtin_memcpy(e->rule, row->rule, row->h.nrules * sizeof row->rule[0]);
     }
+    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src) {
+    uint32_t seq;
+    fl_cfi_entry_t *e;
+    if (src->h.nrules > FL_CFI_CACHE_RULES || !(e = take(at, image_id, &seq))) return;
+    e->ra_off = src->ra_off;
+    e->fp_off = src->fp_off;
+    e->off_lo = src->off_lo;
+    e->off_hi = src->off_hi;
+    e->h = src->h;
+    e->regmask = src->regmask;
+    __builtin_memcpy(e->rule, src->rule, src->h.nrules * sizeof src->rule[0]);
     __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
 }
 

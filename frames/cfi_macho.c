@@ -53,28 +53,23 @@ static int entry_rule(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
     return e ? e : fl_macho_unwind_decode(img->cputype, entry->encoding, rule);
 }
 
-int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
-                     uint64_t func_start, fl_cfi_row_t *row) {
+/* Where a rule (not NONE or DWARF) puts the CFA, and the base its register offsets are from,
+ * relative to the CFA: FRAME, the frame record at fp (the caller's fp, then the return address;
+ * CFA = fp + 16); FRAMELESS and STACK_IND, the caller's sp (sp + the stack size). */
+static int compact_cfa(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_head_t *h, int32_t *base) {
     bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
-    unsigned sp = arm64 ? 31 : 7, fp = arm64 ? 29 : 6, ra = arm64 ? 30 : 16;
     if (rule->cputype != ((int)FL_ARCH == (int)FL_REGS_ARCH_ARM64 ? FL_MACHO_CPU_ARM64 : FL_MACHO_CPU_X86_64))
         return FL_ENOSYS; /* the walker's register numbers are its own architecture's */
-    row->start = row->end = 0;
-    row->h = (fl_cfi_head_t){0}; /* (rules past nrules are never read) */
-    row->h.cfa_kind = FL_CFI_CFA_REG;
-    row->h.ra_reg = (uint8_t)ra;
-    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
-    unsigned n = 0;
-    int32_t base; /* where the rule's register offsets are from, relative to the CFA */
+    *h = (fl_cfi_head_t){.cfa_kind = FL_CFI_CFA_REG, .ra_reg = arm64 ? 30 : 16};
     if (rule->kind == FL_MACHO_RULE_FRAME) {
-        /* The frame record at fp: the caller's fp, then the return address; CFA = fp + 16. */
-        row->h.cfa_reg = (uint8_t)fp;
-        row->h.cfa_offset = 16;
-        base = -16;
+        h->cfa_reg = FL_DWARF_FP;
+        h->cfa_offset = 16;
+        *base = -16;
     } else if (rule->kind == FL_MACHO_RULE_FRAMELESS && arm64) {
-        row->h.cfa_reg = (uint8_t)sp; /* the return address stays in lr (rule UNSET) */
-        row->h.cfa_offset = rule->stack_size;
-        base = 0;
+        h->cfa_reg = FL_DWARF_SP; /* the return address stays in lr (rule UNSET) */
+        h->cfa_offset = rule->stack_size;
+        *base = 0;
     } else if (!arm64 && (rule->kind == FL_MACHO_RULE_FRAMELESS || rule->kind == FL_MACHO_RULE_STACK_IND)) {
         uint64_t size = rule->stack_size;
         if (rule->kind == FL_MACHO_RULE_STACK_IND) {
@@ -88,13 +83,26 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
             size = (uint64_t)imm + rule->stack_adjust;
         }
         if (size < 8u * ((uint64_t)rule->nregs + 1) || size > INT32_MAX) return FL_EBADDATA;
-        row->h.cfa_reg = (uint8_t)sp;
-        row->h.cfa_offset = (int64_t)size;
-        base = 0;
+        h->cfa_reg = FL_DWARF_SP;
+        h->cfa_offset = (int64_t)size;
+        *base = 0;
     } else {
         return rule->kind == FL_MACHO_RULE_NONE || rule->kind == FL_MACHO_RULE_DWARF ? FL_ENOSYS
                                                                                    : FL_EBADDATA;
     }
+    return 0;
+}
+
+int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                     uint64_t func_start, fl_cfi_row_t *row) {
+    int32_t base;
+    int e = compact_cfa(rule, code, func_start, &row->h, &base);
+    if (e) return e;
+    row->start = row->end = 0;
+    unsigned fp = FL_DWARF_FP, ra = row->h.ra_reg;
+    bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
+    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
+    unsigned n = 0;
     for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
         if (rule->reg[i] >= FL_DWARF_REGS) continue; /* (arm64 d8..d15: not tracked) */
         rules[n++] = (fl_cfi_rule_t){.reg = rule->reg[i], .kind = FL_CFI_RULE_OFFSET,
@@ -120,6 +128,52 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
         row->rule[m++] = rules[i];
     }
     row->h.nrules = (uint8_t)m;
+    return 0;
+}
+
+int fl_cfi_macho_entry(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_entry_t *e) {
+    int32_t base;
+    if (rule->kind == FL_MACHO_RULE_FRAMELESS && rule->cputype == FL_MACHO_CPU_ARM64)
+        return FL_ENOSYS; /* the return address in lr: not a plain row */
+    int err = compact_cfa(rule, code, func_start, &e->h, &base);
+    if (err) return err;
+    bool frame = rule->kind == FL_MACHO_RULE_FRAME;
+    /* The return address right below the CFA; a frame record's fp below it. */
+    int32_t lo = frame ? -16 : -8, hi = -8;
+    unsigned n = 0;
+    uint64_t mask = 0;
+    e->h.flags = FL_CFI_ENTRY_PLAIN | (frame ? FL_CFI_ENTRY_PLAIN_FP : 0);
+    e->ra_off = -8;
+    e->fp_off = frame ? -16 : -8;
+    for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
+        unsigned reg = rule->reg[i];
+        int32_t off = base + rule->reg_offset[i];
+        if (reg >= FL_DWARF_REGS || reg == e->h.ra_reg) continue; /* (arm64 d8..d15) */
+        lo = off < lo ? off : lo;
+        hi = off > hi ? off : hi;
+        if (reg == FL_DWARF_FP) { /* (a frame record's wins, as in the row) */
+            if (!frame) e->h.flags |= FL_CFI_ENTRY_PLAIN_FP, e->fp_off = off;
+            continue;
+        }
+        /* By ascending register, one rule each (the last named wins, as in the row). */
+        unsigned k = n;
+        if (mask >> reg & 1) {
+            while (e->rule[k - 1].reg != reg) k--;
+            e->rule[k - 1].value = off;
+            continue;
+        }
+        if (n == FL_CFI_CACHE_RULES) return FL_ENOSYS;
+        for (; k > 0 && e->rule[k - 1].reg > reg; k--) e->rule[k] = e->rule[k - 1];
+        e->rule[k] = (fl_cfi_rule_t){.reg = (uint8_t)reg, .kind = FL_CFI_RULE_OFFSET, .value = off};
+        mask |= 1ull << reg;
+        n++;
+    }
+    if (hi - (int64_t)lo > 4096) return FL_ENOSYS; /* as the cache's plain rows */
+    e->h.nrules = (uint8_t)n;
+    e->regmask = mask;
+    e->off_lo = lo;
+    e->off_hi = hi;
     return 0;
 }
 
@@ -153,6 +207,35 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
         return FL_ENOTFOUND;
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
+}
+
+/* A step from the compact-unwind entry for `at` (l: the lookup frame 0 made, if any). What
+ * the row cache holds goes through fl_cfi_table_step; on a miss, a rule that makes a plain row is
+ * applied as the cache entry it makes, which is then stored: compact unwind is applied directly,
+ * as it was designed to be, without the row, the store and the lookup that would apply it. Any
+ * other rule, and a failure, take the general path (which says why). */
+static int compact_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, looked_t *l) {
+    bool cached = c->mode == FL_CFI_MODE_CACHED;
+    uint32_t seq;
+    if (cached && fl_cfi_cache_find(at, c->img_id, &seq))
+        return fl_cfi_table_step(c, img, at, compact_source, l);
+    if (!l->have) {
+        if (entry_rule(c, img, at, &l->entry, &l->rule)) return FL_ENOTFOUND;
+        l->have = true;
+    }
+    uint64_t start = l->entry.start;
+    fl_cfi_entry_t ent;
+    ent.seq = 0; /* (a local entry: no writer changes it) */
+    if (l->rule.kind == FL_MACHO_RULE_DWARF || l->rule.kind == FL_MACHO_RULE_NONE ||
+        (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start)) ||
+        fl_cfi_macho_entry(&l->rule, c->env->mem, start, &ent) ||
+        fl_cfi_entry_apply(&ent, 0, c->env->mem, &c->regs) != 1)
+        return fl_cfi_table_step(c, img, at, compact_source, l);
+    c->stats.misses++;
+    c->stats.steps++;
+    c->exact_pc = false;
+    if (cached) fl_cfi_cache_put_entry(at, c->img_id, &ent);
+    return 1;
 }
 
 /* Whether the function has a prologue its rule does not describe: not a leaf that saves and
@@ -194,7 +277,7 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         }
     }
     /* No __unwind_info: __eh_frame's records alone, if any. */
-    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, &looked)
+    int e = img->unwind_info_size ? compact_step(c, img, lookup, &looked)
             : img->eh_frame      ? fl_cfi_dwarf_step(c, img, lookup, 0)
                                  : FL_ENOTFOUND;
     return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;

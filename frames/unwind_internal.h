@@ -144,6 +144,14 @@ struct fl_macho_unwind_rule;
 int fl_cfi_macho_row(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
                      uint64_t func_start, fl_cfi_row_t *row);
 
+/* The same rule as the row cache's plain entry (FL_CFI_ENTRY_PLAIN: what fl_cfi_cache_put makes
+ * of that row, built directly, for the walker to apply and store on a miss), but for its seq,
+ * key and image. FL_ENOSYS also for rules whose row is not plain (arm64 FRAMELESS: the return
+ * address stays in lr). AS-SAFE. */
+struct fl_cfi_entry;
+int fl_cfi_macho_entry(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
+                       uint64_t func_start, struct fl_cfi_entry *e);
+
 /* Ends the walk begun by fl_cfi_begin (undoes what it set up). AS-SAFE. */
 void fl_cfi_end(fl_cfi_cursor_t *c);
 
@@ -284,11 +292,29 @@ fl_cfi_plain_step(const fl_cfi_entry_t *e, uint32_t seq, const fl_reader_t *stac
     return 1;
 }
 
+/* fl_cfi_plain_step with the frame's pc, sp and fp in regs (where the caller's are put). */
+static inline __attribute__((always_inline)) int
+fl_cfi_entry_apply(const fl_cfi_entry_t *e, uint32_t seq, const fl_reader_t *stack,
+                   fl_dwarf_regs_t *regs) {
+    uint64_t pc = regs->r[FL_DWARF_PC], sp = regs->r[FL_DWARF_SP], fp = regs->r[FL_DWARF_FP];
+    bool fp_known = regs->valid >> FL_DWARF_FP & 1;
+    int ret = fl_cfi_plain_step(e, seq, stack, regs, &pc, &sp, &fp, &fp_known);
+    if (ret == 1) {
+        regs->r[FL_DWARF_PC] = pc;
+        regs->r[FL_DWARF_SP] = sp;
+        regs->r[FL_DWARF_FP] = fp;
+        regs->valid |= 1ull << FL_DWARF_PC | 1ull << FL_DWARF_SP | (uint64_t)fp_known << FL_DWARF_FP;
+    }
+    return ret;
+}
+
 /* The cached row for (at, image_id): 1 or 0 when it was plain and applied to regs (stepped,
  * outermost frame), 2 when it was copied to *row for the caller to apply, -1 when there is none. */
 int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
                       fl_dwarf_regs_t *regs, fl_cfi_row_t *row);
 void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row);
+/* Stores a plain entry made elsewhere (fl_cfi_macho_entry; its seq, key and image are not read). */
+void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src);
 /* The current flush generation, mixed into image identities (fl_frames_cfi_cache_flush bumps it). */
 uint64_t fl_cfi_cache_generation(void);
 
