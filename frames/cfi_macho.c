@@ -31,8 +31,9 @@ __attribute__((noinline)) static int function_start(const fl_walk_env_t *env, co
     starts_ctx_t s = {.target = pc - img->slide};
     int e;
     if (img->function_starts_size) {
-        e = fl_macho_function_starts_at(env->mem, img->function_starts, img->function_starts_size,
-                                        img->start - img->slide, starts_cb, &s);
+        e = fl_macho_function_start_find(env->mem, img->function_starts, img->function_starts_size,
+                                         img->start - img->slide, s.target, &s.best);
+        s.found = e == 0;
     } else {
         fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
         if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;

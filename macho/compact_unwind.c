@@ -93,15 +93,6 @@ static inline __attribute__((always_inline)) int sect_words(const cu_t *cu, uint
     return 0;
 }
 
-/* The len (<= 8) bytes at section offset off, which the caller checked lie in the section: in
- * place, or copied to buf. For the searches' probes, whose arrays were checked whole. */
-static inline __attribute__((always_inline)) int sect_at(const cu_t *cu, uint64_t off,
-                                                         uint8_t *buf, unsigned len,
-                                                         const uint8_t **q) {
-    *q = cu->bytes ? cu->bytes + off : buf;
-    return cu->bytes ? 0 : sect_copy(cu, off, buf, len);
-}
-
 static int sect_u32(const cu_t *cu, uint64_t off, uint32_t *out) {
     return sect_words(cu, off, out, 1);
 }
@@ -213,6 +204,41 @@ static int page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *
     return sect_u32(cu, p->encodings + 4u * (uint64_t)k, enc);
 }
 
+/* Binary search of count records of `stride` bytes at section offset arr (checked whole by the
+ * caller), keyed by the first word's `mask` bits minus `sub`: narrows [*lo, *hi) to the last
+ * record whose key is <= target, keeping key(lo) <= target < key(hi) on keys actually read
+ * (*hi_key is key(*hi) on entry and on return), so it ends in log2(count) probes with an answer
+ * consistent whatever the records it did not visit. A key at or past `limit` is malformed. In
+ * place, a probe is a load and two compares. */
+static inline __attribute__((always_inline)) int
+search(const cu_t *cu, uint64_t arr, unsigned stride, uint32_t mask, uint64_t sub, uint64_t limit,
+       uint64_t target, uint32_t *lo, uint32_t *hi, uint64_t *hi_key) {
+    uint32_t l = *lo, h = *hi;
+    uint64_t hk = *hi_key;
+    const uint8_t *a = cu->bytes ? cu->bytes + arr : 0;
+    uint8_t buf[4];
+    while (h - l > 1) {
+        uint32_t mid = l + (h - l) / 2;
+        const uint8_t *q = a ? a + (uint64_t)mid * stride : buf;
+        if (!a) {
+            int err = sect_copy(cu, arr + (uint64_t)mid * stride, buf, 4);
+            if (err) return err;
+        }
+        uint64_t k = (le32(q) & mask) - sub;
+        if (k >= limit) return FL_EBADDATA;
+        if (k <= target) {
+            l = mid;
+        } else {
+            h = mid;
+            hk = k;
+        }
+    }
+    *lo = l;
+    *hi = h;
+    *hi_key = hk;
+    return 0;
+}
+
 static int entry_fill(const fl_macho_unwind_info_t *ui, uint64_t start, uint64_t end,
                       uint32_t enc, fl_macho_unwind_entry_t *out) {
     if (!fl_add_u64(ui->base, start, &out->start) || !fl_add_u64(ui->base, end, &out->end))
@@ -255,49 +281,29 @@ int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
         (err = index_read(&cu, &h, hi, &hi_func, NULL)))
         return err;
     if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
-    /* The probes read in place where the reader holds the section: header_read and page_open
-     * checked the arrays whole. */
-    const uint8_t *q;
-    uint8_t buf[8];
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2, mid_func;
-        if ((err = sect_at(&cu, h.index_off + (uint64_t)mid * CU_INDEX_ENTRY_SIZE, buf, 4, &q)))
-            return err;
-        mid_func = le32(q);
-        if (mid_func <= target) {
-            lo = mid;
-            lo_func = mid_func;
-        } else {
-            hi = mid;
-            hi_func = mid_func;
-        }
-    }
+    uint64_t hk = hi_func;
+    if ((err = search(&cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target, &lo,
+                      &hi, &hk)))
+        return err;
+    hi_func = (uint32_t)hk;
     if ((err = index_read(&cu, &h, lo, &lo_func, &page_off))) return err;
     if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
 
+    /* The page's keys as offsets from its range's start: compressed entries hold them so;
+     * regular ones hold function offsets. */
     cu_page_t p;
     if ((err = page_open(&cu, page_off, lo_func, hi_func, &p))) return err;
-    uint64_t start, end = p.hi;
-    uint32_t e_lo, slot = 0;
-    if ((err = page_entry(&cu, &p, slot, &start, &e_lo))) return err;
-    if (target < start) return FL_ENOTFOUND;
     bool compressed = p.kind == CU_PAGE_COMPRESSED;
-    unsigned stride = compressed ? 4u : CU_REGULAR_ENTRY_SIZE;
-    for (uint32_t n = p.count; n - slot > 1;) { /* [slot, n): entry n stands for p.hi */
-        uint32_t mid = slot + (n - slot) / 2;
-        if ((err = sect_at(&cu, p.entries + (uint64_t)mid * stride, buf, stride, &q))) return err;
-        uint32_t w = le32(q);
-        uint64_t mid_func = compressed ? p.lo + (w & CU_COMPRESSED_OFFSET) : w;
-        if (mid_func < p.lo || mid_func >= p.hi) return FL_EBADDATA; /* as page_entry */
-        if (mid_func <= target) {
-            slot = mid;
-            start = mid_func;
-            e_lo = compressed ? w >> 24 : le32(q + 4);
-        } else {
-            n = mid;
-            end = mid_func;
-        }
-    }
+    uint32_t slot = 0, n = p.count, e_lo;
+    uint64_t start;
+    hk = p.hi - p.lo;
+    if ((err = search(&cu, p.entries, compressed ? 4u : CU_REGULAR_ENTRY_SIZE,
+                      compressed ? CU_COMPRESSED_OFFSET : UINT32_MAX, compressed ? 0 : p.lo,
+                      p.hi - p.lo, target - p.lo, &slot, &n, &hk)) ||
+        (err = page_entry(&cu, &p, slot, &start, &e_lo)))
+        return err;
+    if (target < start) return FL_ENOTFOUND; /* (slot 0 only: below the page's first entry) */
+    uint64_t end = p.lo + hk;
     uint32_t enc;
     if ((err = page_encoding(&cu, &h, &p, e_lo, &enc))) return err;
     return entry_fill(ui, start, end, enc, out);

@@ -163,6 +163,11 @@ int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, u
 int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
                                 uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
                                 void *ctx);
+/* From the same table, the last function start <= vmaddr (unslid, as the table's): what a walk
+ * needs at frame 0, as a search that stops past vmaddr without a call per start. 0,
+ * FL_ENOTFOUND (vmaddr is below the first start), FL_EBADDATA, FL_EFAULT. AS-SAFE. */
+int fl_macho_function_start_find(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                 uint64_t text_vmaddr, uint64_t vmaddr, uint64_t *start);
 
 /* ---- Compact unwind (__TEXT,__unwind_info) ---- */
 
