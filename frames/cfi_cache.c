@@ -23,7 +23,7 @@ int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
 }
 
 /* Whether the row takes the plain form (FL_CFI_ENTRY_PLAIN); if so, fills e's plain fields and
- * rules. */
+ * rules (e->h is the row's already). */
 static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     if (row->h.cfa_kind != FL_CFI_CFA_REG || (row->h.flags & FL_CFI_ROW_SIGNAL) ||
         row->h.ra_reg == FL_DWARF_SP || row->h.ra_reg == FL_DWARF_FP)
@@ -82,14 +82,20 @@ static fl_cfi_entry_t *take(uint64_t at, uint64_t image_id, uint32_t *seq) {
     return e;
 }
 
+bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
+    if (row->h.nrules > FL_CFI_CACHE_RULES) return false;
+    e->h = row->h;
+    if (!plain(row, e)) return false;
+    e->h.flags |= FL_CFI_ENTRY_PLAIN;
+    return true;
+}
+
 void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
     uint32_t seq;
     fl_cfi_entry_t *e;
     if (row->h.nrules > FL_CFI_CACHE_RULES || !(e = take(at, image_id, &seq))) return;
-    e->h = row->h;
-    if (plain(row, e)) {
-        e->h.flags |= FL_CFI_ENTRY_PLAIN;
-    } else {
+    if (!fl_cfi_entry_plain(row, e)) {
+        e->h = row->h;
         __builtin_memcpy(e->rule, row->rule, row->h.nrules * sizeof row->rule[0]);
     }
     __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);

@@ -216,10 +216,9 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
  * as it was designed to be, without the row, the store and the lookup that would apply it. Any
  * other rule, and a failure, take the general path (which says why). */
 static int compact_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, looked_t *l) {
-    bool cached = c->mode == FL_CFI_MODE_CACHED;
     uint32_t seq;
-    if (cached && fl_cfi_cache_find(at, c->img_id, &seq))
-        return fl_cfi_table_step(c, img, at, compact_source, l);
+    if (c->mode != FL_CFI_MODE_CACHED || fl_cfi_cache_find(at, c->img_id, &seq))
+        return fl_cfi_table_step(c, img, at, compact_source, l); /* (uncached: the rows) */
     if (!l->have) {
         if (entry_rule(c, img, at, &l->entry, &l->rule)) return FL_ENOTFOUND;
         l->have = true;
@@ -235,7 +234,7 @@ static int compact_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, 
     c->stats.misses++;
     c->stats.steps++;
     c->exact_pc = false;
-    if (cached) fl_cfi_cache_put_entry(at, c->img_id, &ent);
+    fl_cfi_cache_put_entry(at, c->img_id, &ent);
     return 1;
 }
 

@@ -313,7 +313,11 @@ fl_cfi_entry_apply(const fl_cfi_entry_t *e, uint32_t seq, const fl_reader_t *sta
 int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
                       fl_dwarf_regs_t *regs, fl_cfi_row_t *row);
 void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row);
-/* Stores a plain entry made elsewhere (fl_cfi_macho_entry; its seq, key and image are not read). */
+/* Whether the row takes the plain form; if so, e holds it as the cache would (but for its seq,
+ * key and image), for a miss to apply and store (fl_cfi_cache_put_entry). */
+bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e);
+/* Stores a plain entry made elsewhere (fl_cfi_macho_entry, fl_cfi_entry_plain; its seq, key and
+ * image are not read). */
 void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src);
 /* The current flush generation, mixed into image identities (fl_frames_cfi_cache_flush bumps it). */
 uint64_t fl_cfi_cache_generation(void);
