@@ -8,39 +8,29 @@
 
 #pragma GCC poison malloc calloc realloc free
 
-/* The start of the function holding unslid address `vmaddr` from LC_FUNCTION_STARTS: STACK_IND
- * reads its stack size from that function's code, and an __unwind_info entry may cover several
- * functions (linkers merge neighbours with equal encodings). */
-typedef struct starts_ctx {
-    uint64_t target, best;
-    bool found;
-} starts_ctx_t;
-
-static int starts_cb(void *ctx, uint64_t vmaddr) {
-    starts_ctx_t *s = ctx;
-    if (vmaddr > s->target) return 1; /* ascending: nothing later can hold it */
-    s->best = vmaddr;
-    s->found = true;
-    return 0;
-}
-
-/* From the table fl_macho_image_describe recorded, read through the walk's reader; a list made
- * without one (by hand) has its image parsed again. */
+/* The start of the function holding pc from LC_FUNCTION_STARTS: STACK_IND reads its stack size
+ * from that function's code, and an __unwind_info entry may cover several functions (linkers
+ * merge neighbours with equal encodings). From the table fl_macho_image_describe recorded, read
+ * through the walk's reader; a list made without one (by hand) has its image parsed again. */
 __attribute__((noinline)) static int function_start(const fl_walk_env_t *env, const fl_image_t *img,
                                                     uint64_t pc, uint64_t *start) {
-    starts_ctx_t s = {.target = pc - img->slide};
-    int e;
-    if (img->function_starts_size) {
-        e = fl_macho_function_start_find(env->mem, img->function_starts, img->function_starts_size,
-                                         img->start - img->slide, s.target, &s.best);
-        s.found = e == 0;
-    } else {
-        fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
-        if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;
-        e = fl_macho_function_starts(&mi, starts_cb, &s);
+    const fl_reader_t *r = env->mem;
+    uint64_t addr = img->function_starts, text = img->start - img->slide, best;
+    uint32_t size = img->function_starts_size;
+    fl_macho_image_t mi; /* ~2 KiB, used only on the rare path */
+    if (!size) {
+        if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true) ||
+            !mi.function_starts_size ||
+            fl_macho_image_file_to_reader(&mi, mi.function_starts_off, mi.function_starts_size,
+                                          &addr))
+            return FL_ENOTFOUND;
+        r = mi.r;
+        size = mi.function_starts_size;
+        text = mi.text_vmaddr;
     }
-    if ((e != 0 && e != 1) || !s.found) return FL_ENOTFOUND;
-    *start = s.best + img->slide;
+    if (fl_macho_function_start_find(r, addr, size, text, pc - img->slide, &best))
+        return FL_ENOTFOUND;
+    *start = best + img->slide;
     return 0;
 }
 
