@@ -124,21 +124,63 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     return true;
 }
 
-void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
-    if (row->h.nrules > FL_CFI_CACHE_RULES) return;
+/* The entry for (at, image_id), taken for writing (its count made odd; *seq the even count it
+ * had), or NULL while another writer holds it. */
+static fl_cfi_entry_t *take(uint64_t at, uint64_t image_id, uint32_t *seq) {
     fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
-    uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
-    if ((seq & 1) || !__atomic_compare_exchange_n(&e->seq, &seq, seq + 1, false, __ATOMIC_ACQ_REL,
-                                                  __ATOMIC_RELAXED))
-        return;
+    *seq = __atomic_load_n(&e->seq, __ATOMIC_RELAXED);
+    if ((*seq & 1) || !__atomic_compare_exchange_n(&e->seq, seq, *seq + 1, false,
+                                                   __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+        return 0;
     e->key = at;
     e->image = image_id;
+    return e;
+}
+
+bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
+    return row->h.nrules <= FL_CFI_CACHE_RULES && plain(row, e);
+}
+
+void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {
+    uint32_t seq;
+    fl_cfi_entry_t *e;
+    if (row->h.nrules > FL_CFI_CACHE_RULES || !(e = take(at, image_id, &seq))) return;
     if (!plain(row, e)) {
         e->kind = 0;
         e->u.row.h = row->h;
         __builtin_memcpy(e->u.row.rule, row->rule, row->h.nrules * sizeof row->rule[0]);
     }
     __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src) {
+    uint32_t seq;
+    fl_cfi_entry_t *e;
+    if (!(src->kind & FL_CFI_ENTRY_PLAIN) || src->nsaved > FL_CFI_CACHE_RULES ||
+        !(e = take(at, image_id, &seq)))
+        return;
+    e->kind = src->kind;
+    e->cfa_reg = src->cfa_reg;
+    e->ra_reg = src->ra_reg;
+    e->nsaved = src->nsaved;
+    e->span = src->span;
+    e->ra_at = src->ra_at;
+    e->fp_at = src->fp_at;
+    e->reach = src->reach;
+    e->cfa_off = src->cfa_off;
+    e->lo_off = src->lo_off;
+    e->regmask = src->regmask;
+    __builtin_memcpy(e->u.at, src->u.at, src->nsaved * sizeof src->u.at[0]);
+    __atomic_store_n(&e->seq, seq + 2, __ATOMIC_RELEASE);
+}
+
+int fl_cfi_entry_apply(const fl_cfi_entry_t *e, const fl_reader_t *stack, fl_dwarf_regs_t *regs) {
+    fl_cfi_plain_t p = {.kind = e->kind, .cfa_reg = e->cfa_reg, .ra_reg = e->ra_reg,
+                        .nsaved = e->nsaved, .reach = e->reach, .ra_at = e->ra_at,
+                        .fp_at = e->fp_at, .cfa_off = e->cfa_off, .lo_off = e->lo_off,
+                        .regmask = e->regmask};
+    if (!(p.kind & FL_CFI_ENTRY_PLAIN) || p.nsaved > FL_CFI_CACHE_RULES) return -1;
+    return plain_step(&p, e->u.at, stack, regs);
 }
 
 uint64_t fl_cfi_cache_generation(void) { return __atomic_load_n(&g_generation, __ATOMIC_ACQUIRE); }

@@ -8,38 +8,29 @@
 
 #pragma GCC poison malloc calloc realloc free
 
-/* The start of the function holding unslid address `vmaddr` from LC_FUNCTION_STARTS: STACK_IND
- * reads its stack size from that function's code, and an __unwind_info entry may cover several
- * functions (linkers merge neighbours with equal encodings). */
-typedef struct starts_ctx {
-    uint64_t target, best;
-    bool found;
-} starts_ctx_t;
-
-static int starts_cb(void *ctx, uint64_t vmaddr) {
-    starts_ctx_t *s = ctx;
-    if (vmaddr > s->target) return 1; /* ascending: nothing later can hold it */
-    s->best = vmaddr;
-    s->found = true;
-    return 0;
-}
-
-/* From the table fl_macho_image_describe recorded, read through the walk's reader; a list made
- * without one (by hand) has its image parsed again. */
+/* The start of the function holding pc from LC_FUNCTION_STARTS: STACK_IND reads its stack size
+ * from that function's code, and an __unwind_info entry may cover several functions (linkers
+ * merge neighbours with equal encodings). From the table fl_macho_image_describe recorded, read
+ * through the walk's reader; a list made without one (by hand) has its image parsed again. */
 __attribute__((noinline)) static int function_start(const fl_walk_env_t *env, const fl_image_t *img,
                                                     uint64_t pc, uint64_t *start) {
-    starts_ctx_t s = {.target = pc - img->slide};
-    int e;
-    if (img->function_starts_size) {
-        e = fl_macho_function_starts_at(env->mem, img->function_starts, img->function_starts_size,
-                                        img->start - img->slide, starts_cb, &s);
-    } else {
-        fl_macho_image_t mi; /* ~2 KiB, only on this rare path */
-        if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true)) return FL_EBADDATA;
-        e = fl_macho_function_starts(&mi, starts_cb, &s);
+    const fl_reader_t *r = env->mem;
+    uint64_t addr = img->function_starts, text = img->start - img->slide, best;
+    uint32_t size = img->function_starts_size;
+    fl_macho_image_t mi; /* ~2 KiB, used only on the rare path */
+    if (!size) {
+        if (fl_macho_image_init(&mi, env->mem, img->start, UINT64_MAX, true) ||
+            !mi.function_starts_size ||
+            fl_macho_image_file_to_reader(&mi, mi.function_starts_off, mi.function_starts_size,
+                                          &addr))
+            return FL_ENOTFOUND;
+        r = mi.r;
+        size = mi.function_starts_size;
+        text = mi.text_vmaddr;
     }
-    if ((e != 0 && e != 1) || !s.found) return FL_ENOTFOUND;
-    *start = s.best + img->slide;
+    if (fl_macho_function_start_find(r, addr, size, text, pc - img->slide, &best))
+        return FL_ENOTFOUND;
+    *start = best + img->slide;
     return 0;
 }
 
@@ -53,28 +44,23 @@ static int entry_rule(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
     return e ? e : fl_macho_unwind_decode(img->cputype, entry->encoding, rule);
 }
 
-int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
-                     uint64_t func_start, fl_cfi_row_t *row) {
+/* Where a rule (not NONE or DWARF) puts the CFA, and the base its register offsets are from,
+ * relative to the CFA: FRAME, the frame record at fp (the caller's fp, then the return address;
+ * CFA = fp + 16); FRAMELESS and STACK_IND, the caller's sp (sp + the stack size). */
+static int compact_cfa(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_head_t *h, int32_t *base) {
     bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
-    unsigned sp = arm64 ? 31 : 7, fp = arm64 ? 29 : 6, ra = arm64 ? 30 : 16;
     if (rule->cputype != ((int)FL_ARCH == (int)FL_REGS_ARCH_ARM64 ? FL_MACHO_CPU_ARM64 : FL_MACHO_CPU_X86_64))
         return FL_ENOSYS; /* the walker's register numbers are its own architecture's */
-    row->start = row->end = 0;
-    row->h = (fl_cfi_head_t){0}; /* (rules past nrules are never read) */
-    row->h.cfa_kind = FL_CFI_CFA_REG;
-    row->h.ra_reg = (uint8_t)ra;
-    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
-    unsigned n = 0;
-    int32_t base; /* where the rule's register offsets are from, relative to the CFA */
+    *h = (fl_cfi_head_t){.cfa_kind = FL_CFI_CFA_REG, .ra_reg = arm64 ? 30 : 16};
     if (rule->kind == FL_MACHO_RULE_FRAME) {
-        /* The frame record at fp: the caller's fp, then the return address; CFA = fp + 16. */
-        row->h.cfa_reg = (uint8_t)fp;
-        row->h.cfa_offset = 16;
-        base = -16;
+        h->cfa_reg = FL_DWARF_FP;
+        h->cfa_offset = 16;
+        *base = -16;
     } else if (rule->kind == FL_MACHO_RULE_FRAMELESS && arm64) {
-        row->h.cfa_reg = (uint8_t)sp; /* the return address stays in lr (rule UNSET) */
-        row->h.cfa_offset = rule->stack_size;
-        base = 0;
+        h->cfa_reg = FL_DWARF_SP; /* the return address stays in lr (rule UNSET) */
+        h->cfa_offset = rule->stack_size;
+        *base = 0;
     } else if (!arm64 && (rule->kind == FL_MACHO_RULE_FRAMELESS || rule->kind == FL_MACHO_RULE_STACK_IND)) {
         uint64_t size = rule->stack_size;
         if (rule->kind == FL_MACHO_RULE_STACK_IND) {
@@ -88,13 +74,26 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
             size = (uint64_t)imm + rule->stack_adjust;
         }
         if (size < 8u * ((uint64_t)rule->nregs + 1) || size > INT32_MAX) return FL_EBADDATA;
-        row->h.cfa_reg = (uint8_t)sp;
-        row->h.cfa_offset = (int64_t)size;
-        base = 0;
+        h->cfa_reg = FL_DWARF_SP;
+        h->cfa_offset = (int64_t)size;
+        *base = 0;
     } else {
         return rule->kind == FL_MACHO_RULE_NONE || rule->kind == FL_MACHO_RULE_DWARF ? FL_ENOSYS
                                                                                    : FL_EBADDATA;
     }
+    return 0;
+}
+
+int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                     uint64_t func_start, fl_cfi_row_t *row) {
+    int32_t base;
+    int e = compact_cfa(rule, code, func_start, &row->h, &base);
+    if (e) return e;
+    row->start = row->end = 0;
+    unsigned fp = FL_DWARF_FP, ra = row->h.ra_reg;
+    bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
+    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
+    unsigned n = 0;
     for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
         if (rule->reg[i] >= FL_DWARF_REGS) continue; /* (arm64 d8..d15: not tracked) */
         rules[n++] = (fl_cfi_rule_t){.reg = rule->reg[i], .kind = FL_CFI_RULE_OFFSET,
@@ -121,6 +120,14 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
     }
     row->h.nrules = (uint8_t)m;
     return 0;
+}
+
+int fl_cfi_macho_entry(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_entry_t *e) {
+    fl_cfi_row_t row;
+    int err = fl_cfi_macho_row(rule, code, func_start, &row);
+    if (err) return err;
+    return fl_cfi_entry_plain(&row, e) ? 0 : FL_ENOSYS;
 }
 
 /* An __unwind_info lookup already made for `at` (frame 0's prologue check), for compact_source
@@ -153,6 +160,32 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
         return FL_ENOTFOUND;
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
+}
+
+/* A step from the compact-unwind entry for `at` (l: the lookup frame 0 made, if any). What
+ * the row cache holds goes through fl_cfi_table_step; on a miss, a rule that makes a plain row is
+ * applied as the cache entry it makes, which is then stored: compact unwind is applied directly,
+ * as it was designed to be, without the row, the store and the lookup that would apply it. Any
+ * other rule, and a failure, take the general path (which says why). */
+static int compact_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, looked_t *l) {
+    if (c->mode != FL_CFI_MODE_CACHED || fl_cfi_cache_has(at, c->img_id))
+        return fl_cfi_table_step(c, img, at, compact_source, l); /* (uncached: the rows) */
+    if (!l->have) {
+        if (entry_rule(c, img, at, &l->entry, &l->rule)) return FL_ENOTFOUND;
+        l->have = true;
+    }
+    uint64_t start = l->entry.start;
+    fl_cfi_entry_t ent;
+    if (l->rule.kind == FL_MACHO_RULE_DWARF || l->rule.kind == FL_MACHO_RULE_NONE ||
+        (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start)) ||
+        fl_cfi_macho_entry(&l->rule, c->env->mem, start, &ent) ||
+        fl_cfi_entry_apply(&ent, c->env->mem, &c->regs) != 1)
+        return fl_cfi_table_step(c, img, at, compact_source, l);
+    c->stats.misses++;
+    c->stats.steps++;
+    c->exact_pc = false;
+    fl_cfi_cache_put_entry(at, c->img_id, &ent);
+    return 1;
 }
 
 /* Whether the function has a prologue its rule does not describe: not a leaf that saves and
@@ -194,7 +227,7 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         }
     }
     /* No __unwind_info: __eh_frame's records alone, if any. */
-    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, &looked)
+    int e = img->unwind_info_size ? compact_step(c, img, lookup, &looked)
             : img->eh_frame      ? fl_cfi_dwarf_step(c, img, lookup, 0)
                                  : FL_ENOTFOUND;
     return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;

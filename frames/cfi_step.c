@@ -150,16 +150,19 @@ int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
     } else {
         if ((e = source(c, img, at, ctx, &row))) return failed(c, e);
         c->stats.misses++;
-        if (cached) {
-            fl_cfi_cache_put(at, c->img_id, &row);
-            /* A plain row is applied from its new entry, as a hit would (the general
-             * application below costs more than the store and the lookup together). */
-            e = fl_cfi_cache_step(at, c->img_id, c->env->mem, &c->regs, &row);
+        fl_cfi_entry_t ent;
+        if (cached && fl_cfi_entry_plain(&row, &ent)) {
+            /* A plain row is applied as the entry it makes, as a hit would (the general
+             * application below costs more), and stored from it. */
+                    e = fl_cfi_entry_apply(&ent, c->env->mem, &c->regs);
             if (e == 0 || e == 1) {
+                fl_cfi_cache_put_entry(at, c->img_id, &ent);
                 c->stats.steps += (unsigned)e;
                 c->exact_pc = false;
                 return e;
             }
+        } else if (cached) {
+            fl_cfi_cache_put(at, c->img_id, &row);
         }
     }
     e = fl_cfi_row_apply(&row, FL_ARCH, c->env->mem, c->tables, &c->regs);

@@ -45,46 +45,71 @@ static const uint8_t cu_x86_64_dwarf[7] = {0, 3, 12, 13, 14, 15, 6};
 
 /* ---- The section ---- */
 
-static uint32_t le32(const uint8_t *b) {
+static inline uint32_t le32(const uint8_t *b) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v; /* one load, not four (the searches' probes) */
+    __builtin_memcpy(&v, b, 4);
+    return v;
+#else
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+#endif
 }
 
-/* n little-endian u32s at section offset off, in one read (a system call for the live reader):
- * FL_EBADDATA if they are not all inside the section. */
-static int sect_words(const fl_macho_unwind_info_t *ui, uint64_t off, uint32_t *out, unsigned n) {
+/* The section's bytes: in place where the reader holds all of them (the walker's window on the
+ * tables, a file buffer), else read through the reader. Every access is checked against the
+ * section's size first, so a probe in place is a bounds check and a load. */
+typedef struct cu {
+    const fl_macho_unwind_info_t *ui;
+    const uint8_t *bytes; /* the whole section, or NULL */
+} cu_t;
+
+static int cu_init(cu_t *cu, const fl_macho_unwind_info_t *ui) {
+    if (!ui || !ui->r) return FL_EINVAL;
+    cu->ui = ui;
+    cu->bytes = ui->size <= SIZE_MAX ? fl_reader_direct(ui->r, ui->addr, (size_t)ui->size) : 0;
+    return 0;
+}
+
+/* (Out of line: the system call of the live reader, off the in-place path.) */
+__attribute__((noinline)) static int sect_copy(const cu_t *cu, uint64_t off, uint8_t *b,
+                                               unsigned len) {
+    return cu->ui->r->read(cu->ui->r, cu->ui->addr + off, b, len);
+}
+
+/* n little-endian u32s at section offset off (in one read for the live reader): FL_EBADDATA if
+ * they are not all inside the section. */
+static inline __attribute__((always_inline)) int sect_words(const cu_t *cu, uint64_t off,
+                                                            uint32_t *out, unsigned n) {
     uint8_t b[CU_HEADER_SIZE];
-    if (n > sizeof b / 4 || !fl_range_ok(off, 4u * n, ui->size)) return FL_EBADDATA;
-    /* In place where the reader holds the bytes (the walker's window on the tables): the
-     * lookups read a dozen words, and a copy of each through memcpy would cost more. */
-    const uint8_t *p = fl_reader_direct(ui->r, ui->addr + off, 4u * n);
-    if (!p) {
-        int err = ui->r->read(ui->r, ui->addr + off, b, 4u * n);
+    const uint8_t *p = b;
+    if (n > sizeof b / 4 || !fl_range_ok(off, 4u * n, cu->ui->size)) return FL_EBADDATA;
+    if (cu->bytes) {
+        p = cu->bytes + off;
+    } else {
+        int err = sect_copy(cu, off, b, 4u * n);
         if (err) return err;
-        p = b;
     }
     for (unsigned i = 0; i < n; i++) out[i] = le32(p + 4 * i);
     return 0;
 }
 
-static int sect_u32(const fl_macho_unwind_info_t *ui, uint64_t off, uint32_t *out) {
-    return sect_words(ui, off, out, 1);
+static int sect_u32(const cu_t *cu, uint64_t off, uint32_t *out) {
+    return sect_words(cu, off, out, 1);
 }
 
 /* Are count records of size bytes at section offset off inside the section? */
-static bool sect_array_ok(const fl_macho_unwind_info_t *ui, uint64_t off, uint64_t count,
-                          uint64_t size) {
+static bool sect_array_ok(const cu_t *cu, uint64_t off, uint64_t count, uint64_t size) {
     uint64_t bytes;
-    return fl_mul_u64(count, size, &bytes) && fl_range_ok(off, bytes, ui->size);
+    return fl_mul_u64(count, size, &bytes) && fl_range_ok(off, bytes, cu->ui->size);
 }
 
 typedef struct cu_header {
     uint32_t common_off, common_count, index_off, index_count;
 } cu_header_t;
 
-static int header_read(const fl_macho_unwind_info_t *ui, cu_header_t *h) {
-    if (!ui || !ui->r) return FL_EINVAL;
+static int header_read(const cu_t *cu, cu_header_t *h) {
     uint32_t w[7];
-    int err = sect_words(ui, 0, w, 7);
+    int err = sect_words(cu, 0, w, 7);
     if (err) return err;
     if (w[0] != CU_SECTION_VERSION) return FL_EBADDATA;
     h->common_off = w[1];
@@ -93,17 +118,17 @@ static int header_read(const fl_macho_unwind_info_t *ui, cu_header_t *h) {
     h->index_count = w[6];
     /* At least one range and its end (the sentinel). */
     if (h->index_count < 2 || h->index_count > FL_MACHO_UNWIND_PAGES_MAX) return FL_EBADDATA;
-    if (!sect_array_ok(ui, h->common_off, h->common_count, 4) ||
-        !sect_array_ok(ui, h->index_off, h->index_count, CU_INDEX_ENTRY_SIZE))
+    if (!sect_array_ok(cu, h->common_off, h->common_count, 4) ||
+        !sect_array_ok(cu, h->index_off, h->index_count, CU_INDEX_ENTRY_SIZE))
         return FL_EBADDATA;
     return 0;
 }
 
 /* First-level entry i: its function offset and its second-level page's section offset. */
-static int index_read(const fl_macho_unwind_info_t *ui, const cu_header_t *h, uint32_t i,
-                      uint32_t *func, uint32_t *page) {
+static int index_read(const cu_t *cu, const cu_header_t *h, uint32_t i, uint32_t *func,
+                      uint32_t *page) {
     uint32_t w[2];
-    int err = sect_words(ui, (uint64_t)h->index_off + (uint64_t)i * CU_INDEX_ENTRY_SIZE, w, 2);
+    int err = sect_words(cu, (uint64_t)h->index_off + (uint64_t)i * CU_INDEX_ENTRY_SIZE, w, 2);
     if (err) return err;
     *func = w[0];
     if (page) *page = w[1];
@@ -117,12 +142,11 @@ typedef struct cu_page {
     uint64_t lo, hi;
 } cu_page_t;
 
-static int page_open(const fl_macho_unwind_info_t *ui, uint32_t page_off, uint64_t lo,
-                     uint64_t hi, cu_page_t *p) {
+static int page_open(const cu_t *cu, uint32_t page_off, uint64_t lo, uint64_t hi, cu_page_t *p) {
     /* kind (u32), entryPageOffset and entryCount (u16 each); compressed pages go on with
      * encodingsPageOffset and encodingsCount. */
     uint32_t w[3];
-    int err = sect_words(ui, page_off, w, 2);
+    int err = sect_words(cu, page_off, w, 2);
     if (err) return err;
     p->kind = w[0];
     p->count = w[1] >> 16;
@@ -133,32 +157,33 @@ static int page_open(const fl_macho_unwind_info_t *ui, uint32_t page_off, uint64
     p->encodings = 0;
     if (p->count == 0) return FL_EBADDATA;
     if (p->kind == CU_PAGE_REGULAR) {
-        if (!sect_array_ok(ui, p->entries, p->count, CU_REGULAR_ENTRY_SIZE)) return FL_EBADDATA;
+        if (!sect_array_ok(cu, p->entries, p->count, CU_REGULAR_ENTRY_SIZE)) return FL_EBADDATA;
         return 0;
     }
     if (p->kind != CU_PAGE_COMPRESSED) return FL_EBADDATA;
-    if ((err = sect_u32(ui, (uint64_t)page_off + 8, &w[2]))) return err;
+    if ((err = sect_u32(cu, (uint64_t)page_off + 8, &w[2]))) return err;
     p->encodings = (uint64_t)page_off + (w[2] & 0xffffu);
     p->nencodings = w[2] >> 16;
-    if (!sect_array_ok(ui, p->entries, p->count, 4) ||
-        !sect_array_ok(ui, p->encodings, p->nencodings, 4))
+    if (!sect_array_ok(cu, p->entries, p->count, 4) ||
+        !sect_array_ok(cu, p->encodings, p->nencodings, 4))
         return FL_EBADDATA;
     return 0;
 }
 
 /* Entry j of page p: its function offset (in [lo, hi), else FL_EBADDATA) and, for regular
  * pages, its encoding; for compressed pages the encoding index. */
-static int page_entry(const fl_macho_unwind_info_t *ui, const cu_page_t *p, uint32_t j,
-                      uint64_t *func, uint32_t *enc_or_index) {
+static inline __attribute__((always_inline)) int page_entry(const cu_t *cu, const cu_page_t *p,
+                                                            uint32_t j, uint64_t *func,
+                                                            uint32_t *enc_or_index) {
     uint32_t w[2];
     int err;
     if (p->kind == CU_PAGE_REGULAR) {
-        if ((err = sect_words(ui, p->entries + (uint64_t)j * CU_REGULAR_ENTRY_SIZE, w, 2)))
+        if ((err = sect_words(cu, p->entries + (uint64_t)j * CU_REGULAR_ENTRY_SIZE, w, 2)))
             return err;
         *func = w[0];
         *enc_or_index = w[1];
     } else {
-        if ((err = sect_u32(ui, p->entries + (uint64_t)j * 4, w))) return err;
+        if ((err = sect_u32(cu, p->entries + (uint64_t)j * 4, w))) return err;
         *func = p->lo + (w[0] & CU_COMPRESSED_OFFSET);
         *enc_or_index = w[0] >> 24;
     }
@@ -166,17 +191,52 @@ static int page_entry(const fl_macho_unwind_info_t *ui, const cu_page_t *p, uint
 }
 
 /* The encoding of an entry read by page_entry. */
-static int page_encoding(const fl_macho_unwind_info_t *ui, const cu_header_t *h,
-                         const cu_page_t *p, uint32_t enc_or_index, uint32_t *enc) {
+static int page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *p,
+                         uint32_t enc_or_index, uint32_t *enc) {
     if (p->kind == CU_PAGE_REGULAR) {
         *enc = enc_or_index;
         return 0;
     }
     if (enc_or_index < h->common_count)
-        return sect_u32(ui, (uint64_t)h->common_off + 4u * (uint64_t)enc_or_index, enc);
+        return sect_u32(cu, (uint64_t)h->common_off + 4u * (uint64_t)enc_or_index, enc);
     uint32_t k = enc_or_index - h->common_count;
     if (k >= p->nencodings) return FL_EBADDATA;
-    return sect_u32(ui, p->encodings + 4u * (uint64_t)k, enc);
+    return sect_u32(cu, p->encodings + 4u * (uint64_t)k, enc);
+}
+
+/* Binary search of count records of `stride` bytes at section offset arr (checked whole by the
+ * caller), keyed by the first word's `mask` bits minus `sub`: narrows [*lo, *hi) to the last
+ * record whose key is <= target, keeping key(lo) <= target < key(hi) on keys actually read
+ * (*hi_key is key(*hi) on entry and on return), so it ends in log2(count) probes with an answer
+ * consistent whatever the records it did not visit. A key at or past `limit` is malformed. In
+ * place, a probe is a load and two compares. */
+static inline __attribute__((always_inline)) int
+search(const cu_t *cu, uint64_t arr, unsigned stride, uint32_t mask, uint64_t sub, uint64_t limit,
+       uint64_t target, uint32_t *lo, uint32_t *hi, uint64_t *hi_key) {
+    uint32_t l = *lo, h = *hi;
+    uint64_t hk = *hi_key;
+    const uint8_t *a = cu->bytes ? cu->bytes + arr : 0;
+    uint8_t buf[4];
+    while (h - l > 1) {
+        uint32_t mid = l + (h - l) / 2;
+        const uint8_t *q = a ? a + (uint64_t)mid * stride : buf;
+        if (!a) {
+            int err = sect_copy(cu, arr + (uint64_t)mid * stride, buf, 4);
+            if (err) return err;
+        }
+        uint64_t k = (le32(q) & mask) - sub;
+        if (k >= limit) return FL_EBADDATA;
+        if (k <= target) {
+            l = mid;
+        } else {
+            h = mid;
+            hk = k;
+        }
+    }
+    *lo = l;
+    *hi = h;
+    *hi_key = hk;
+    return 0;
 }
 
 static int entry_fill(const fl_macho_unwind_info_t *ui, uint64_t start, uint64_t end,
@@ -209,104 +269,78 @@ int fl_macho_unwind_info_init(const fl_macho_image_t *img, fl_macho_unwind_info_
 int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
                          fl_macho_unwind_entry_t *out) {
     if (!out) return FL_EINVAL;
+    cu_t cu;
     cu_header_t h;
-    int err = header_read(ui, &h);
-    if (err) return err;
+    int err = cu_init(&cu, ui);
+    if (err || (err = header_read(&cu, &h))) return err;
     if (pc < ui->base || pc - ui->base > UINT32_MAX) return FL_ENOTFOUND;
     uint64_t target = pc - ui->base;
 
     uint32_t lo = 0, hi = h.index_count - 1, lo_func, hi_func, page_off;
-    if ((err = index_read(ui, &h, lo, &lo_func, NULL)) ||
-        (err = index_read(ui, &h, hi, &hi_func, NULL)))
+    if ((err = index_read(&cu, &h, lo, &lo_func, NULL)) ||
+        (err = index_read(&cu, &h, hi, &hi_func, NULL)))
         return err;
     if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
-    /* In place where the reader holds the index (header_read checked it lies in the section). */
-    const uint8_t *idx = fl_reader_direct(ui->r, ui->addr + h.index_off,
-                                          (size_t)h.index_count * CU_INDEX_ENTRY_SIZE);
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2, mid_func;
-        if (idx) mid_func = le32(idx + (size_t)mid * CU_INDEX_ENTRY_SIZE);
-        else if ((err = index_read(ui, &h, mid, &mid_func, NULL))) return err;
-        if (mid_func <= target) {
-            lo = mid;
-            lo_func = mid_func;
-        } else {
-            hi = mid;
-            hi_func = mid_func;
-        }
-    }
-    if ((err = index_read(ui, &h, lo, &lo_func, &page_off))) return err;
+    uint64_t hk = hi_func;
+    if ((err = search(&cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target, &lo,
+                      &hi, &hk)))
+        return err;
+    hi_func = (uint32_t)hk;
+    if ((err = index_read(&cu, &h, lo, &lo_func, &page_off))) return err;
     if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
 
+    /* The page's keys as offsets from its range's start: compressed entries hold them so;
+     * regular ones hold function offsets. */
     cu_page_t p;
-    if ((err = page_open(ui, page_off, lo_func, hi_func, &p))) return err;
-    uint64_t start, end = p.hi;
-    uint32_t e_lo, e_hi = 0, slot = 0;
-    if ((err = page_entry(ui, &p, slot, &start, &e_lo))) return err;
-    if (target < start) return FL_ENOTFOUND;
-    /* Where the reader holds the page's entries (page_open checked they lie in the section), the
-     * search reads them in place: a probe is a load and a compare, not a bounds-checked read. */
-    const uint8_t *ents = fl_reader_direct(ui->r, ui->addr + p.entries,
-                                           (size_t)p.count * (p.kind == CU_PAGE_REGULAR ? 8u : 4u));
-    for (uint32_t n = p.count; n - slot > 1;) { /* [slot, n): entry n stands for p.hi */
-        uint32_t mid = slot + (n - slot) / 2;
-        uint64_t mid_func;
-        if (!ents) {
-            if ((err = page_entry(ui, &p, mid, &mid_func, &e_hi))) return err;
-        } else if (p.kind == CU_PAGE_REGULAR) {
-            mid_func = le32(ents + 8u * mid);
-            e_hi = le32(ents + 8u * mid + 4);
-        } else {
-            uint32_t w = le32(ents + 4u * mid);
-            mid_func = p.lo + (w & CU_COMPRESSED_OFFSET);
-            e_hi = w >> 24;
-        }
-        if (ents && (mid_func < p.lo || mid_func >= p.hi)) return FL_EBADDATA; /* as page_entry */
-        if (mid_func <= target) {
-            slot = mid;
-            start = mid_func;
-            e_lo = e_hi;
-        } else {
-            n = mid;
-            end = mid_func;
-        }
-    }
+    if ((err = page_open(&cu, page_off, lo_func, hi_func, &p))) return err;
+    bool compressed = p.kind == CU_PAGE_COMPRESSED;
+    uint32_t slot = 0, n = p.count, e_lo;
+    uint64_t start;
+    hk = p.hi - p.lo;
+    if ((err = search(&cu, p.entries, compressed ? 4u : CU_REGULAR_ENTRY_SIZE,
+                      compressed ? CU_COMPRESSED_OFFSET : UINT32_MAX, compressed ? 0 : p.lo,
+                      p.hi - p.lo, target - p.lo, &slot, &n, &hk)) ||
+        (err = page_entry(&cu, &p, slot, &start, &e_lo)))
+        return err;
+    if (target < start) return FL_ENOTFOUND; /* (slot 0 only: below the page's first entry) */
+    uint64_t end = p.lo + hk;
     uint32_t enc;
-    if ((err = page_encoding(ui, &h, &p, e_lo, &enc))) return err;
+    if ((err = page_encoding(&cu, &h, &p, e_lo, &enc))) return err;
     return entry_fill(ui, start, end, enc, out);
 }
 
 int fl_macho_unwind_each(const fl_macho_unwind_info_t *ui,
                          int (*fn)(void *ctx, const fl_macho_unwind_entry_t *e), void *ctx) {
     if (!fn) return FL_EINVAL;
+    cu_t cu;
     cu_header_t h;
-    int err = header_read(ui, &h);
-    if (err) return err;
+    int err = cu_init(&cu, ui);
+    if (err || (err = header_read(&cu, &h))) return err;
     uint32_t func, page_off, next_func;
-    if ((err = index_read(ui, &h, 0, &func, &page_off))) return err;
+    if ((err = index_read(&cu, &h, 0, &func, &page_off))) return err;
     for (uint32_t i = 0; i + 1 < h.index_count; i++, func = next_func) {
         uint32_t next_page;
-        if ((err = index_read(ui, &h, i + 1, &next_func, &next_page))) return err;
+        if ((err = index_read(&cu, &h, i + 1, &next_func, &next_page))) return err;
         if (next_func < func) return FL_EBADDATA;
         uint32_t this_page = page_off;
         page_off = next_page;
         if (this_page == 0) continue;
         cu_page_t p;
-        if ((err = page_open(ui, this_page, func, next_func, &p))) return err;
+        if ((err = page_open(&cu, this_page, func, next_func, &p))) return err;
         /* Each entry is reported when the next one gives its end. */
         uint64_t start, next_start;
         uint32_t e, next_e = 0;
-        if ((err = page_entry(ui, &p, 0, &start, &e))) return err;
+        if ((err = page_entry(&cu, &p, 0, &start, &e))) return err;
         for (uint32_t j = 1; j <= p.count; j++, start = next_start, e = next_e) {
             if (j < p.count) {
-                if ((err = page_entry(ui, &p, j, &next_start, &next_e))) return err;
+                if ((err = page_entry(&cu, &p, j, &next_start, &next_e))) return err;
                 if (next_start <= start) return FL_EBADDATA;
             } else {
                 next_start = p.hi;
             }
             fl_macho_unwind_entry_t entry;
             uint32_t enc;
-            if ((err = page_encoding(ui, &h, &p, e, &enc)) ||
+            if ((err = page_encoding(&cu, &h, &p, e, &enc)) ||
                 (err = entry_fill(ui, start, next_start, enc, &entry)))
                 return err;
             if ((err = fn(ctx, &entry))) return err;
@@ -429,19 +463,23 @@ static int decode_x86_64(uint32_t enc, fl_macho_unwind_rule_t *rule) {
     }
 }
 
-int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_rule_t *rule) {
-    if (!rule) return FL_EINVAL;
-    fl_memset(rule, 0, sizeof *rule);
+static void rule_clear(fl_macho_unwind_rule_t *rule, uint32_t cputype, uint32_t encoding) {
+    rule->kind = FL_MACHO_RULE_NONE;
     rule->cputype = cputype;
     rule->encoding = encoding;
+    rule->stack_size = rule->stack_ind_offset = rule->stack_adjust = rule->dwarf_offset = 0;
+    rule->nregs = 0;
+}
+
+int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_rule_t *rule) {
+    if (!rule) return FL_EINVAL;
+    /* The scalars only: reg[] and reg_offset[] are read up to nregs (the walker decodes on
+     * every first visit of a function, and clearing both arrays cost half the decoding). */
+    rule_clear(rule, cputype, encoding);
     int err = cputype == FL_MACHO_CPU_ARM64    ? decode_arm64(encoding, rule)
               : cputype == FL_MACHO_CPU_X86_64 ? decode_x86_64(encoding, rule)
                                                : FL_ENOSYS;
-    if (err) {
-        fl_memset(rule, 0, sizeof *rule);
-        rule->cputype = cputype;
-        rule->encoding = encoding;
-    }
+    if (err) rule_clear(rule, cputype, encoding);
     return err;
 }
 

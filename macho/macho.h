@@ -163,6 +163,11 @@ int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, u
 int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
                                 uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
                                 void *ctx);
+/* From the same table, the last function start <= vmaddr (unslid, as the table's): what a walk
+ * needs at frame 0, as a search that stops past vmaddr without a call per start. 0,
+ * FL_ENOTFOUND (vmaddr is below the first start), FL_EBADDATA, FL_EFAULT. AS-SAFE. */
+int fl_macho_function_start_find(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                 uint64_t text_vmaddr, uint64_t vmaddr, uint64_t *start);
 
 /* ---- Compact unwind (__TEXT,__unwind_info) ---- */
 
@@ -227,7 +232,8 @@ typedef struct fl_macho_unwind_rule {
 } fl_macho_unwind_rule_t;
 
 /* Decodes an encoding for an architecture. FL_EBADDATA for an encoding that is invalid (an
- * unknown mode, an impossible register permutation), FL_ENOSYS for an unknown cputype. AS-SAFE. */
+ * unknown mode, an impossible register permutation), FL_ENOSYS for an unknown cputype. reg[] and
+ * reg_offset[] are written up to nregs only. AS-SAFE. */
 int fl_macho_unwind_decode(uint32_t cputype, uint32_t encoding, fl_macho_unwind_rule_t *rule);
 
 /* One line describing the rule, e.g. "frame, saved x19/x20 x21/x22", "frameless, stack 32",
@@ -246,8 +252,9 @@ size_t fl_macho_unwind_rule_format(const fl_macho_unwind_rule_t *rule, char *buf
  * stepper), FL_EFAULT if memory cannot be read, FL_EBADDATA if the result cannot be a caller
  * (sp not rising), FL_EINVAL if a register the rule needs (sp; fp for FRAME; lr for arm64
  * FRAMELESS) is not valid or STACK_IND has no code reader. On failure regs is unchanged.
- * The walker does not call it: it caches and applies each rule as the CFI row it translates to
- * (frames/cfi_macho.c); this direct step is the reference that translation is tested against
+ * The walker does not call it: it caches and applies each rule as the CFI row it translates to,
+ * or as the row cache's entry for that row (frames/cfi_macho.c); this direct step is the
+ * reference both translations are tested against
  * (tests/frames/test_macho_rows.c), itself tested against real stacks (tests/macho). AS-SAFE. */
 int fl_macho_unwind_step(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
                          uint64_t func_start, const fl_reader_t *stack, fl_dwarf_regs_t *regs);

@@ -27,32 +27,66 @@ int fl_macho_function_starts(const fl_macho_image_t *img, int (*fn)(void *ctx, u
                                        fn, ctx);
 }
 
-int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
-                                uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
-                                void *ctx) {
-    uint64_t cur = text_vmaddr, delta = 0;
+/* The starts of the table's `size` bytes at reader address addr, counted from cur: each one to
+ * fn, or with fn NULL the search of fl_macho_function_start_find (the last start <= target into
+ * *best; 1 once a start lies beyond it). Inlined into both, so that the search is a tight loop. */
+static inline __attribute__((always_inline)) int
+starts_scan(const fl_reader_t *r, uint64_t addr, uint32_t size, uint64_t cur,
+            int (*fn)(void *ctx, uint64_t vmaddr), void *ctx, uint64_t target, uint64_t *best) {
+    uint64_t delta = 0;
     unsigned shift = 0;
     uint8_t buf[STARTS_CHUNK];
+    /* In place where the reader holds the table, else read in chunks. */
+    const uint8_t *whole = fl_reader_direct(r, addr, size);
     for (uint32_t done = 0; done < size;) {
         uint32_t n = size - done;
-        if (n > sizeof buf) n = sizeof buf;
-        if (fl_read(r, addr + done, buf, n)) return FL_EFAULT;
+        const uint8_t *b = whole ? whole + done : buf;
+        if (!whole) {
+            if (n > sizeof buf) n = sizeof buf;
+            if (fl_read(r, addr + done, buf, n)) return FL_EFAULT;
+        }
         done += n;
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t bits = buf[i] & 0x7fu;
-            if (shift >= 64 || (shift > 57 && bits >> (64 - shift))) return FL_EBADDATA;
-            delta |= bits << shift;
-            shift += 7;
-            if (buf[i] & 0x80u) continue;
+            uint64_t bits = b[i] & 0x7fu;
+            if (shift == 0 && !(b[i] & 0x80u)) { /* most deltas: one byte */
+                delta = bits;
+            } else {
+                if (shift >= 64 || (shift > 57 && bits >> (64 - shift))) return FL_EBADDATA;
+                delta |= bits << shift;
+                shift += 7;
+                if (b[i] & 0x80u) continue;
+            }
             if (delta == 0) return 0; /* the table's terminator; padding may follow */
             if (!fl_add_u64(cur, delta, &cur)) return FL_EBADDATA;
-            int rc = fn(ctx, cur);
-            if (rc) return rc;
+            if (!fn) {
+                if (cur > target) return 1; /* ascending: nothing later can hold it */
+                *best = cur;
+            } else {
+                int rc = fn(ctx, cur);
+                if (rc) return rc;
+            }
             delta = 0;
             shift = 0;
         }
     }
     return shift ? FL_EBADDATA : 0; /* a number cut by the end of the table */
+}
+
+int fl_macho_function_starts_at(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                uint64_t text_vmaddr, int (*fn)(void *ctx, uint64_t vmaddr),
+                                void *ctx) {
+    if (!fn) return FL_EINVAL;
+    return starts_scan(r, addr, size, text_vmaddr, fn, ctx, 0, NULL);
+}
+
+int fl_macho_function_start_find(const fl_reader_t *r, uint64_t addr, uint32_t size,
+                                 uint64_t text_vmaddr, uint64_t vmaddr, uint64_t *start) {
+    uint64_t best = 0;
+    int e = starts_scan(r, addr, size, text_vmaddr, NULL, NULL, vmaddr, &best);
+    if (e < 0) return e;
+    if (!best) return FL_ENOTFOUND; /* (every start lies past text_vmaddr) */
+    *start = best;
+    return 0;
 }
 
 typedef struct {

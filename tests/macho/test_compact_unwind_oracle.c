@@ -572,6 +572,27 @@ static void check_binary(const char *path) {
                                                  desc.start - desc.slide, starts_cmp, &sc), 0);
         CHECK_EQ_U64(sc.seen, nstarts);
         CHECK_EQ_U64(sc.wrong, 0);
+        /* The walker's search: at each start and the byte before the next, that start. */
+        unsigned missed = 0;
+        for (size_t k = 0; k < nstarts; k++) {
+            uint64_t got = 0, last = k + 1 < nstarts ? starts[k + 1] - 1 : starts[k];
+            missed += fl_macho_function_start_find(&lr, desc.function_starts,
+                                                   desc.function_starts_size,
+                                                   desc.start - desc.slide, starts[k], &got) ||
+                      got != starts[k];
+            missed += fl_macho_function_start_find(&lr, desc.function_starts,
+                                                   desc.function_starts_size,
+                                                   desc.start - desc.slide, last, &got) ||
+                      got != starts[k];
+        }
+        uint64_t none;
+        CHECK_EQ_U64(missed, 0);
+        if (nstarts)
+            CHECK_EQ_U64(fl_macho_function_start_find(&lr, desc.function_starts,
+                                                      desc.function_starts_size,
+                                                      desc.start - desc.slide, starts[0] - 1,
+                                                      &none),
+                         FL_ENOTFOUND);
         free(mem);
     }
 
