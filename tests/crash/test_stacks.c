@@ -271,7 +271,10 @@ static void *snapshot_loop(void *a) {
         int e = fl_snapshot("stacks test");
         if (e == 0) atomic_fetch_add(&g_snap_ok, 1);
         else if (e == FL_EBUSY) atomic_fetch_add(&g_snap_busy, 1);
-        else (*bad)++;
+        else {
+            (*bad)++;
+            fprintf(stderr, "snapshot %d: %s\n", i, fl_strerror(e)); /* (to tell a slow machine) */
+        }
         usleep(1000);
     }
     return NULL;
@@ -360,7 +363,10 @@ NOINLINE void test_threads(void) {
         int e = thread_bt(0, pcs, MAXF);
         if (e == FL_EBUSY) busy++;
         else if (e > 2) ok++;
-        else bad++;
+        else {
+            bad++;
+            fprintf(stderr, "walk %d: %s\n", i, e < 0 ? fl_strerror(e) : "2 frames or fewer");
+        }
         usleep(100);
     }
     pthread_join(snap, NULL);
