@@ -122,14 +122,6 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
     return 0;
 }
 
-int fl_cfi_macho_entry(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
-                       uint64_t func_start, fl_cfi_entry_t *e) {
-    fl_cfi_row_t row;
-    int err = fl_cfi_macho_row(rule, code, func_start, &row);
-    if (err) return err;
-    return fl_cfi_entry_plain(&row, e) ? 0 : FL_ENOSYS;
-}
-
 /* An __unwind_info lookup already made for `at` (frame 0's prologue check), for compact_source
  * to reuse rather than repeat. */
 typedef struct looked {
@@ -160,32 +152,6 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
         return FL_ENOTFOUND;
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
-}
-
-/* A step from the compact-unwind entry for `at` (l: the lookup frame 0 made, if any). What
- * the row cache holds goes through fl_cfi_table_step; on a miss, a rule that makes a plain row is
- * applied as the cache entry it makes, which is then stored: compact unwind is applied directly,
- * as it was designed to be, without the row, the store and the lookup that would apply it. Any
- * other rule, and a failure, take the general path (which says why). */
-static int compact_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, looked_t *l) {
-    if (c->mode != FL_CFI_MODE_CACHED || fl_cfi_cache_has(at, c->img_id))
-        return fl_cfi_table_step(c, img, at, compact_source, l); /* (uncached: the rows) */
-    if (!l->have) {
-        if (entry_rule(c, img, at, &l->entry, &l->rule)) return FL_ENOTFOUND;
-        l->have = true;
-    }
-    uint64_t start = l->entry.start;
-    fl_cfi_entry_t ent;
-    if (l->rule.kind == FL_MACHO_RULE_DWARF || l->rule.kind == FL_MACHO_RULE_NONE ||
-        (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start)) ||
-        fl_cfi_macho_entry(&l->rule, c->env->mem, start, &ent) ||
-        fl_cfi_entry_apply(&ent, c->env->mem, &c->regs) != 1)
-        return fl_cfi_table_step(c, img, at, compact_source, l);
-    c->stats.misses++;
-    c->stats.steps++;
-    c->exact_pc = false;
-    fl_cfi_cache_put_entry(at, c->img_id, &ent);
-    return 1;
 }
 
 /* Whether the function has a prologue its rule does not describe: not a leaf that saves and
@@ -227,7 +193,7 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         }
     }
     /* No __unwind_info: __eh_frame's records alone, if any. */
-    int e = img->unwind_info_size ? compact_step(c, img, lookup, &looked)
+    int e = img->unwind_info_size ? fl_cfi_table_step(c, img, lookup, compact_source, &looked)
             : img->eh_frame      ? fl_cfi_dwarf_step(c, img, lookup, 0)
                                  : FL_ENOTFOUND;
     return e == 1 ? fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out) : e == 0 ? 0 : -1;

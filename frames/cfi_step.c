@@ -154,7 +154,7 @@ int fl_cfi_table_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
         if (cached && fl_cfi_entry_plain(&row, &ent)) {
             /* A plain row is applied as the entry it makes, as a hit would (the general
              * application below costs more), and stored from it. */
-                    e = fl_cfi_entry_apply(&ent, c->env->mem, &c->regs);
+            e = fl_cfi_entry_apply(&ent, c->env->mem, &c->regs);
             if (e == 0 || e == 1) {
                 fl_cfi_cache_put_entry(at, c->img_id, &ent);
                 c->stats.steps += (unsigned)e;

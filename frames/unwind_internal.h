@@ -144,13 +144,6 @@ struct fl_macho_unwind_rule;
 int fl_cfi_macho_row(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
                      uint64_t func_start, fl_cfi_row_t *row);
 
-/* The same rule as the row cache's plain entry (FL_CFI_ENTRY_PLAIN: what fl_cfi_cache_put makes
- * of that row, for the walker to apply and store on a miss), but for its seq, key and image. FL_ENOSYS also for rules whose row is not plain (arm64 FRAMELESS: the return
- * address stays in lr). AS-SAFE. */
-struct fl_cfi_entry;
-int fl_cfi_macho_entry(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
-                       uint64_t func_start, struct fl_cfi_entry *e);
-
 /* Ends the walk begun by fl_cfi_begin (undoes what it set up). AS-SAFE. */
 void fl_cfi_end(fl_cfi_cursor_t *c);
 
@@ -267,15 +260,8 @@ fl_cfi_cache_plain(const fl_cfi_entry_t *e, uint64_t at, uint64_t image_id, fl_c
     return __atomic_load_n(&e->seq, __ATOMIC_RELAXED) == seq;
 }
 
-/* Whether the cache holds an entry for (at, image_id) now. AS-SAFE. */
-static inline bool fl_cfi_cache_has(uint64_t at, uint64_t image_id) {
-    const fl_cfi_entry_t *e = fl_cfi_cache_slot(at, image_id);
-    uint32_t seq = __atomic_load_n(&e->seq, __ATOMIC_ACQUIRE);
-    return !(seq & 1) && e->key == at && e->image == image_id;
-}
-
 /* Applies a plain entry that no writer changes (a local one, fl_cfi_entry_plain's or
- * fl_cfi_macho_entry's) to regs, as a cache hit would: 1 stepped, 0 the outermost frame, -1 a
+ * a miss's) to regs, as a cache hit would: 1 stepped, 0 the outermost frame, -1 a
  * register it needs is unknown or a slot unreadable (regs unchanged). AS-SAFE. */
 int fl_cfi_entry_apply(const fl_cfi_entry_t *e, const fl_reader_t *stack, fl_dwarf_regs_t *regs);
 
@@ -287,7 +273,7 @@ void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row);
 /* Whether the row takes the plain form; if so, e holds it as the cache would (but for its seq,
  * key and image), for a miss to apply and store (fl_cfi_cache_put_entry). */
 bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e);
-/* Stores a plain entry made elsewhere (fl_cfi_macho_entry, fl_cfi_entry_plain; its seq, key and
+/* Stores a plain entry made elsewhere (fl_cfi_entry_plain's; its seq, key and
  * image are not read). */
 void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src);
 /* The current flush generation, mixed into image identities (fl_frames_cfi_cache_flush bumps it). */

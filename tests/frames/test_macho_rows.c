@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Compact unwind's rules as CFI rows (fl_cfi_macho_row) and as the row cache's plain entries
- * (fl_cfi_macho_entry, what the walker applies and stores on a miss) against the direct step of
+ * (fl_cfi_entry_plain of that row, what the walker applies and stores on a miss) against the direct step of
  * macho/ (fl_macho_unwind_step, checked against llvm-objdump and real stacks by tests/macho):
  * for every valid encoding of the build's architecture among a million random ones (registers
  * named twice aside), on random stacks, all give the same caller (pc, sp, fp and every
@@ -58,8 +58,8 @@ int main(void) {
         fl_cfi_entry_t ent;
         int es = fl_macho_unwind_step(&rule, &code, CODE, &stack, &a);
         int er = fl_cfi_macho_row(&rule, &code, CODE, &row);
+        int ee = er ? er : fl_cfi_entry_plain(&row, &ent) ? 0 : FL_ENOSYS;
         if (er == 0) er = fl_cfi_row_apply(&row, FL_ARCH, &stack, &stack, &b) == 1 ? 0 : -1;
-        int ee = fl_cfi_macho_entry(&rule, &code, CODE, &ent);
         bool lr = rule.kind == FL_MACHO_RULE_FRAMELESS && cputype == FL_MACHO_CPU_ARM64;
         CHECK(lr ? ee == FL_ENOSYS : ee == 0 || er != 0);
         if (ee == 0) {
