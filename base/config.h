@@ -15,6 +15,14 @@
 #else
 #error "faultline: unsupported operating system"
 #endif
+/* For state that fl_install writes: the initialized-data section, whose page the loader has
+ * written already (relocations, the partial .bss page it clears). Each .bss page first written
+ * at start is one more page fault, 15-50 us on the project's VM (BENCHMARKS.md, issue 14). */
+#if defined(__APPLE__)
+#define FL_STARTUP_DATA __attribute__((section("__DATA,__data")))
+#else
+#define FL_STARTUP_DATA __attribute__((section(".data.fl_startup")))
+#endif
 #if defined(__x86_64__)
 #define FL_ARCH_X86_64 1
 #elif defined(__aarch64__)

@@ -4,10 +4,10 @@
 
 #include "base/base.h"
 
-static fl_memory_method_t g_method;
+static fl_memory_method_t g_method FL_STARTUP_DATA;
 static int g_pipe[2] = {-1, -1};
 static volatile int g_pipe_busy; /* the pipe carries one read at a time */
-static volatile int g_pid;       /* ours; refreshed by fl_memory_refresh_pid after a fork */
+static volatile int g_pid FL_STARTUP_DATA; /* ours; refreshed by fl_memory_refresh_pid after a fork */
 
 /* process_vm_readv copies with the kernel's fault handling: an unmapped or unreadable source
  * gives EFAULT or a short count, never a signal. */

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h> /* renameat; nothing else of stdio is used */
+#include <stdlib.h>  /* getenv */
 #include <mach/vm_page_size.h>
 #include <sys/random.h>
 #include <sys/utsname.h>
@@ -74,6 +75,13 @@ long fl_sys_uname(struct utsname *u) {
 }
 
 size_t fl_page_size(void) { return vm_page_size; }
+
+void fl_sys_prefault(void *addr, size_t len) {
+    size_t page = fl_page_size();
+    for (size_t off = 0; off < len; off += page) ((volatile char *)addr)[off] = 0;
+}
+
+const char *fl_env_get(const char *name) { return getenv(name); }
 
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     (void)flags;

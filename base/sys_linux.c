@@ -80,6 +80,25 @@ size_t fl_page_size(void) {
     return p ? p : 4096;
 }
 
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
+
+void fl_sys_prefault(void *addr, size_t len) {
+    if (SYS(SYS_madvise, addr, len, MADV_POPULATE_WRITE, 0, 0, 0) == 0) return;
+    size_t page = fl_page_size();
+    for (size_t off = 0; off < len; off += page) ((volatile char *)addr)[off] = 0;
+}
+
+extern char **environ;
+
+const char *fl_env_get(const char *name) {
+    size_t n = fl_strlen(name);
+    for (char **e = environ; e && *e; e++)
+        if ((*e)[0] == name[0] && fl_memcmp(*e, name, n) == 0 && (*e)[n] == '=') return *e + n + 1;
+    return NULL;
+}
+
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags) {
     return SYS(SYS_getrandom, buf, len, flags, 0, 0, 0);
 }

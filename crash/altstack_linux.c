@@ -14,7 +14,7 @@ typedef int (*fl_pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(
 
 static fl_pthread_create_fn g_next_create;
 static pthread_once_t g_resolve_once = PTHREAD_ONCE_INIT;
-static int g_auto; /* new threads get a stack while set (fl_install .. fl_uninstall) */
+static int g_auto FL_STARTUP_DATA; /* new threads get a stack while set (fl_install .. fl_uninstall) */
 
 /* Fully static executables: dlsym(RTLD_NEXT) finds nothing there, so libc's own entry point is
  * called directly. The reference to thrd_create makes a static link pull in libc.a's
@@ -29,11 +29,6 @@ __attribute__((used)) static int (*const g_pull_static_pthread_create)(thrd_t *,
 static void resolve_next(void) {
     g_next_create = (fl_pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
     if (!g_next_create) g_next_create = __pthread_create_2_1;
-}
-
-void fl_crash_altstacks_prepare(void) {
-    pthread_once(&g_resolve_once, resolve_next);
-    fl_crash_altstack_keyed();
 }
 
 void fl_crash_altstacks_auto(bool on) { __atomic_store_n(&g_auto, on, __ATOMIC_SEQ_CST); }

@@ -112,11 +112,11 @@ int fl_crash_install(const fl_options *opts) {
     if (fl_sys_uname(&c->uts) != 0) fl_memset(&c->uts, 0, sizeof c->uts);
     fl_strlcpy(c->hostname, c->uts.nodename, sizeof c->hostname); /* gethostname's source */
     fl_sys_clock_gettime_syscall(CLOCK_REALTIME, &c->install_time_ns);
-    const char *stage = getenv("FAULTLINE_TEST_FAULT_AFTER");
+    const char *stage = fl_env_get("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
     /* FAULTLINE_CFI=llvm (LLVM libunwind as the CFI engine, Linux) or uncached (no row cache):
      * to compare engines (docs/unwinding.md); otherwise faultline's evaluator and its cache. */
-    const char *cfi = getenv("FAULTLINE_CFI");
+    const char *cfi = fl_env_get("FAULTLINE_CFI");
     fl_frames_cfi_mode(cfi && !strcmp(cfi, "llvm")       ? FL_CFI_MODE_LLVM
                        : cfi && !strcmp(cfi, "uncached") ? FL_CFI_MODE_UNCACHED
                                                          : FL_CFI_MODE_CACHED);

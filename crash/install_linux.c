@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /* What fl_install prepares on Linux: reader, images, alternate stacks, signal handlers. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "crash/crash.h"
 
 static fl_memory_method_t memory_method_from_env(void) {
-    const char *m = getenv("FAULTLINE_MEMORY_METHOD");
+    const char *m = fl_env_get("FAULTLINE_MEMORY_METHOD");
     if (m && strcmp(m, "pipe") == 0) return FL_MEMORY_PIPE;
     if (m && strcmp(m, "vm_readv") == 0) return FL_MEMORY_VM_READV;
     return FL_MEMORY_NONE;
@@ -16,7 +15,6 @@ int fl_crash_platform_install(void) {
     int e;
     if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0)
         return e;
-    fl_crash_altstacks_prepare();
     if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) return e;
     if ((e = fl_threads_install()) != 0) return e;
     /* Threads that already run get their stack through the capture signal's handler. */

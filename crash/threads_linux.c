@@ -38,9 +38,9 @@ static bool settle(volatile int *token, int gen, int rounds) {
     return __atomic_load_n(token, __ATOMIC_ACQUIRE) == TOKEN(gen, ANSWERED);
 }
 
-static int g_signal;                 /* the real-time signal chosen at install; 0 = none free */
-static struct sigaction g_previous;  /* its action before install */
-static volatile int g_installed;     /* the handler is ours to remove */
+static int g_signal FL_STARTUP_DATA;  /* the real-time signal chosen at install; 0 = none free */
+static struct sigaction g_previous FL_STARTUP_DATA; /* its action before install */
+static volatile int g_installed FL_STARTUP_DATA; /* the handler is ours to remove */
 static volatile int g_generation;    /* of the latest request, never 0 once used */
 static volatile int g_release;       /* the generation whose parked threads may go (futex word) */
 static volatile int g_answers;       /* answers to the current request (futex word) */

@@ -20,7 +20,7 @@ static struct {
     /* The executable's .eh_frame when it has no PT_GNU_EH_FRAME (a -static link): its CFI is
      * then found by a scan of the records, which must be located from the section headers. */
     uint64_t exe_eh_frame, exe_eh_frame_size;
-} g_prep;
+} g_prep FL_STARTUP_DATA;
 
 /* Reads an ELF header at addr and checks what the program-header walk relies on. */
 static bool read_ehdr(const fl_reader_t *mem, uint64_t addr, Elf64_Ehdr *eh) {

@@ -5,7 +5,7 @@
 
 #pragma GCC poison malloc calloc realloc free
 
-static int g_mode = FL_CFI_MODE_CACHED;
+static int g_mode FL_STARTUP_DATA = FL_CFI_MODE_CACHED; /* fl_install sets it */
 static uint64_t g_totals[6]; /* fl_cfi_stats_t, in its field order */
 _Static_assert(sizeof(fl_cfi_stats_t) == sizeof g_totals, "fl_cfi_stats_t fields");
 

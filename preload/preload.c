@@ -62,7 +62,7 @@ static bool parse_uint(const char *s, unsigned max, unsigned *out) {
 /* FAULTLINE_INHERIT=0: takes this library out of LD_PRELOAD, so that the programs this one
  * executes start without it (entries are separated by colons or spaces, as ld.so reads them). */
 static void drop_from_ld_preload(void) {
-    const char *v = getenv("LD_PRELOAD");
+    const char *v = fl_env_get("LD_PRELOAD");
     if (!v) return;
     size_t len = strlen(v);
     char *out = malloc(len + 1);
@@ -92,40 +92,40 @@ __attribute__((constructor)) static void preload_init(void) {
     /* setuid/setgid and other secure-execution programs: nothing (ld.so already ignores
      * LD_PRELOAD entries with a slash there, and unprivileged libraries from elsewhere). */
     if (getauxval(AT_SECURE)) return;
-    const char *v = getenv("FAULTLINE_INHERIT");
+    const char *v = fl_env_get("FAULTLINE_INHERIT");
     if (v && strcmp(v, "0") == 0) drop_from_ld_preload();
     else if (v && strcmp(v, "1") != 0) say("FAULTLINE_INHERIT is 0 or 1, not ", v);
 
     char dir[1024];
     fl_options o = {0};
-    o.report_dir = getenv("FAULTLINE_REPORT_DIR");
+    o.report_dir = fl_env_get("FAULTLINE_REPORT_DIR");
     if (!o.report_dir || !*o.report_dir) o.report_dir = fl_report_dir_default(dir, sizeof dir);
-    o.app_name = getenv("FAULTLINE_APP_NAME");
+    o.app_name = fl_env_get("FAULTLINE_APP_NAME");
     if (!o.app_name || !*o.app_name) o.app_name = program_invocation_short_name;
-    o.app_version = getenv("FAULTLINE_APP_VERSION");
-    if ((v = getenv("FAULTLINE_SIGNALS")) && *v && !parse_signals(v, &o.signals)) {
+    o.app_version = fl_env_get("FAULTLINE_APP_VERSION");
+    if ((v = fl_env_get("FAULTLINE_SIGNALS")) && *v && !parse_signals(v, &o.signals)) {
         say("not installed: FAULTLINE_SIGNALS lists signals other than SEGV, BUS, ILL, FPE, "
             "ABRT, TRAP, SYS: ", v);
         return;
     }
-    if ((v = getenv("FAULTLINE_MAX_FRAMES")) && *v &&
+    if ((v = fl_env_get("FAULTLINE_MAX_FRAMES")) && *v &&
         !parse_uint(v, FL_MAX_FRAMES_LIMIT, &o.max_frames)) {
         say("not installed: FAULTLINE_MAX_FRAMES is a number up to 4096, not ", v);
         return;
     }
-    if ((v = getenv("FAULTLINE_MAX_THREADS")) && *v &&
+    if ((v = fl_env_get("FAULTLINE_MAX_THREADS")) && *v &&
         !parse_uint(v, FL_MAX_THREADS_LIMIT, &o.max_threads)) {
         say("not installed: FAULTLINE_MAX_THREADS is a number up to 4096, not ", v);
         return;
     }
-    if ((v = getenv("FAULTLINE_CRASHED_STACK_BYTES")) && *v) {
+    if ((v = fl_env_get("FAULTLINE_CRASHED_STACK_BYTES")) && *v) {
         if (!parse_uint(v, FL_STACK_BYTES_LIMIT, &o.crashed_stack_bytes)) {
             say("not installed: FAULTLINE_CRASHED_STACK_BYTES is a number up to 65536, not ", v);
             return;
         }
         if (!o.crashed_stack_bytes) o.crashed_stack_bytes = FL_STACK_BYTES_NONE; /* "0": none */
     }
-    if ((v = getenv("FAULTLINE_STACK_BYTES")) && *v &&
+    if ((v = fl_env_get("FAULTLINE_STACK_BYTES")) && *v &&
         !parse_uint(v, FL_STACK_BYTES_LIMIT, &o.stack_bytes)) {
         say("not installed: FAULTLINE_STACK_BYTES is a number up to 65536, not ", v);
         return;
