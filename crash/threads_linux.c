@@ -232,8 +232,9 @@ void fl_threads_uninstall(void) {
 
 int fl_threads_signal(void) { return g_signal; }
 
-/* Appends every thread id in /proc/self/task except `self` (already entry 0). */
-static int enumerate(fl_thread_list_t *l, int self, unsigned max) {
+/* Appends every thread id in /proc/self/task except `self` to t[*count..max), counting all of
+ * them in *total. */
+static int enumerate(fl_thread_t *t, unsigned *count, unsigned *total, int self, unsigned max) {
     int fd = (int)fl_sys_openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
     if (fd < 0) return fd;
     int err = 0;
@@ -254,14 +255,14 @@ static int enumerate(fl_thread_list_t *l, int self, unsigned max) {
             int tid = 0;
             for (; *name >= '0' && *name <= '9' && tid < 100000000; name++) tid = tid * 10 + (*name - '0');
             if (*name || tid <= 0 || tid == self) continue; /* ".", ".." */
-            l->total++;
-            if (l->count >= max) continue;
-            fl_thread_t *t = &l->t[l->count++];
-            t->tid = tid;
-            t->state = FL_THREAD_OMITTED;
-            t->crashed = false;
-            t->walked = false;
-            t->name[0] = 0;
+            ++*total;
+            if (*count >= max) continue;
+            fl_thread_t *e = &t[(*count)++];
+            e->tid = tid;
+            e->state = FL_THREAD_OMITTED;
+            e->crashed = false;
+            e->walked = false;
+            e->name[0] = 0;
         }
     }
     fl_sys_close(fd);
@@ -395,7 +396,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
                        const fl_selfwalk_t *selfwalk) {
     int self = (int)fl_sys_gettid();
     list_begin(l, self);
-    l->enum_error = enumerate(l, self, max ? max : 1);
+    l->enum_error = enumerate(l->t, &l->count, &l->total, self, max ? max : 1);
     return request(l, max ? max : 1, timeout_ns, selfwalk, 0);
 }
 
@@ -512,18 +513,17 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
      * at the top of main() lists no threads. */
     if (!g_signal || __libc_single_threaded) return 0;
     int self = (int)fl_sys_gettid(), pid = (int)fl_sys_getpid();
-    /* The list of running threads, read as a capture reads it (into a small list of our own). */
-    static fl_thread_list_t list; /* only t[0..FL_OFFERS_MAX) is used */
-    list.count = 0;
-    list.total = 0;
-    if (enumerate(&list, self, FL_OFFERS_MAX) != 0 && list.count == 0) return 0;
+    /* The running threads, read as a capture reads them (into a small list of our own). */
+    static fl_thread_t threads[FL_OFFERS_MAX];
+    unsigned count = 0, total = 0;
+    if (enumerate(threads, &count, &total, self, FL_OFFERS_MAX) != 0 && count == 0) return 0;
     siginfo_t si;
     request_init(&si, pid);
     __atomic_store_n(&g_offer_answers, 0, __ATOMIC_SEQ_CST);
     int sent = 0;
-    for (unsigned i = 0; i < list.count; i++) {
+    for (unsigned i = 0; i < count; i++) {
         struct offer *o = &g_offers[i];
-        o->tid = list.t[i].tid;
+        o->tid = threads[i].tid;
         o->stack = fl_crash_altstack_map();
         if (!o->stack) break;
         __atomic_store_n(&o->token, TOKEN(0, PENDING), __ATOMIC_RELEASE);
