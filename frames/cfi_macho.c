@@ -128,6 +128,8 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
  * to reuse rather than repeat. */
 typedef struct looked {
     bool have;
+    int fstart_err; /* 1: fstart not looked up yet; else function_start's result for `at` */
+    uint64_t fstart;
     fl_macho_unwind_entry_t entry;
     fl_macho_unwind_rule_t rule;
 } looked_t;
@@ -150,8 +152,12 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
         return fl_cfi_row_compute(&t, &f, at, row);
     }
     start = l->entry.start;
-    if (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start))
-        return FL_ENOTFOUND;
+    if (l->rule.kind == FL_MACHO_RULE_STACK_IND) { /* (frame 0's prologue check may have it) */
+        if (l == &own || l->fstart_err == 1)
+            l->fstart_err = function_start(c->env, img, at, &l->fstart);
+        if (l->fstart_err) return FL_ENOTFOUND;
+        start = l->fstart;
+    }
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
 }
@@ -169,7 +175,9 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
     const fl_walk_env_t *env = c->env;
     fl_dwarf_regs_t *m = &c->regs;
     uint64_t pc = m->r[FL_DWARF_PC], lookup = c->exact_pc ? pc : pc - 1;
-    looked_t looked = {.have = false};
+    looked_t looked; /* (its entry and rule are read only once `have` is set) */
+    looked.have = false;
+    looked.fstart_err = 1;
     if (c->exact_pc) {
         /* An exact pc may lie where no table of a Darwin image is right: in an epilogue after
          * the frame is torn down (compact unwind never describes one, and compilers emit no
@@ -179,7 +187,6 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
          * itself says where the caller is. The entry's start may be an earlier function's (the
          * linker folds neighbours with equal encodings): LC_FUNCTION_STARTS then gives the
          * function's own. */
-        uint64_t fstart;
         bool stepped = fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1;
         if (!stepped)
             looked.have = img->unwind_info_size &&
@@ -187,8 +194,9 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         stepped = stepped ||
                   (looked.have && has_prologue(&looked.rule) &&
                    (fl_unwind_arch_prologue(env->mem, looked.entry.start, env->mem, m) == 1 ||
-                    (function_start(env, img, lookup, &fstart) == 0 && fstart != looked.entry.start &&
-                     fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)));
+                    ((looked.fstart_err = function_start(env, img, lookup, &looked.fstart)) == 0 &&
+                     looked.fstart != looked.entry.start &&
+                     fl_unwind_arch_prologue(env->mem, looked.fstart, env->mem, m) == 1)));
         if (stepped) {
             c->exact_pc = false;
             return fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out);
