@@ -63,7 +63,7 @@ int fl_cfi_cache_step(uint64_t at, uint64_t image_id, const fl_reader_t *stack,
 /* Whether the row takes the plain form (FL_CFI_ENTRY_PLAIN); if so, fills e's plain fields. */
 static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     const fl_cfi_head_t *h = &row->h;
-    if (h->cfa_kind != FL_CFI_CFA_REG || (h->flags & FL_CFI_ROW_SIGNAL) ||
+    if (h->nrules > FL_CFI_CACHE_RULES || h->cfa_kind != FL_CFI_CFA_REG || (h->flags & FL_CFI_ROW_SIGNAL) ||
         h->ra_reg == FL_DWARF_SP || h->ra_reg == FL_DWARF_FP || h->cfa_reg >= FL_DWARF_REGS ||
         h->cfa_offset != (int32_t)h->cfa_offset)
         return false;
@@ -85,9 +85,10 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
         e->lo_off = e->cfa_off;
         return true;
     }
-    int32_t ra_off = 0, fp_off = 0, lo = INT32_MAX, hi = INT32_MIN;
+    int32_t ra_off = 0, fp_off = 0, lo = INT32_MAX, hi = INT32_MIN, off[FL_CFI_CACHE_RULES];
     bool ra = false;
     uint64_t mask = 0;
+    unsigned n = 0;
     for (unsigned i = 0; i < h->nrules; i++) {
         const fl_cfi_rule_t *u = &row->rule[i];
         if (u->kind != FL_CFI_RULE_OFFSET || u->reg == FL_DWARF_SP || u->reg >= FL_DWARF_REGS ||
@@ -99,8 +100,9 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
         } else if (u->reg == FL_DWARF_FP) {
             kind |= FL_CFI_ENTRY_PLAIN_FP;
             fp_off = u->value;
-        } else {
+        } else { /* (ascending, as in the row and in mask) */
             mask |= 1ull << u->reg;
+            off[n++] = u->value;
         }
         lo = u->value < lo ? u->value : lo;
         hi = u->value > hi ? u->value : hi;
@@ -110,9 +112,7 @@ static bool plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
     if (!ra || hi - (int64_t)lo > FL_CFI_PLAIN_SPAN || lo >= 0 ||
         -(int64_t)lo > FL_CFI_PLAIN_SPAN || lo_off != (int32_t)lo_off)
         return false;
-    unsigned n = 0;
-    for (unsigned i = 0; i < h->nrules; i++) /* (ascending, as in the row and in mask) */
-        if (mask >> row->rule[i].reg & 1) e->u.at[n++] = (uint16_t)(row->rule[i].value - lo);
+    for (unsigned i = 0; i < n; i++) e->u.at[i] = (uint16_t)(off[i] - lo);
     e->kind = (uint8_t)kind;
     e->nsaved = (uint8_t)n;
     e->regmask = mask;
@@ -138,7 +138,7 @@ static fl_cfi_entry_t *take(uint64_t at, uint64_t image_id, uint32_t *seq) {
 }
 
 bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e) {
-    return row->h.nrules <= FL_CFI_CACHE_RULES && plain(row, e);
+    return plain(row, e);
 }
 
 void fl_cfi_cache_put(uint64_t at, uint64_t image_id, const fl_cfi_row_t *row) {

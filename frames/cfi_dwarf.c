@@ -693,7 +693,14 @@ int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_
     p.cur.ra_signed = 0;
     int e = run(&p, fde->cie.insns, fde->cie.insns_end);
     if (e < 0) return e;
-    p.initial = p.cur;
+    /* restore() reads the registers the CIE touched, not the CFA: those alone are kept. */
+    p.initial.touched = p.cur.touched;
+    for (uint64_t t = p.cur.touched; t; t &= t - 1) {
+        unsigned r = (unsigned)__builtin_ctzll(t);
+        p.initial.kind[r] = p.cur.kind[r];
+        p.initial.val[r] = p.cur.val[r];
+        p.initial.len[r] = p.cur.len[r];
+    }
     p.in_cie = false;
     e = run(&p, fde->insns, fde->insns_end);
     if (e < 0) return e;

@@ -39,7 +39,7 @@ static int entry_rule(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
                       fl_macho_unwind_entry_t *entry, fl_macho_unwind_rule_t *rule) {
     fl_macho_unwind_info_t ui = {.r = c->tables, .addr = img->unwind_info,
                                  .size = img->unwind_info_size, .base = img->start,
-                                 .cputype = img->cputype};
+                                 .cputype = img->cputype, .memo = &c->cu_memo};
     int e = fl_macho_unwind_find(&ui, at, entry);
     return e ? e : fl_macho_unwind_decode(img->cputype, entry->encoding, rule);
 }
@@ -84,41 +84,43 @@ static int compact_cfa(const fl_macho_unwind_rule_t *rule, const fl_reader_t *co
     return 0;
 }
 
+/* Adds rule u to the row's rules, kept by ascending register: a rule for a register already
+ * there replaces it (the later one wins). Compact rules come nearly sorted (arm64's always), so
+ * an insertion is mostly one compare. */
+static void row_insert(fl_cfi_row_t *row, unsigned *n, fl_cfi_rule_t u) {
+    unsigned k = *n;
+    while (k && row->rule[k - 1].reg > u.reg) k--;
+    if (k && row->rule[k - 1].reg == u.reg) {
+        row->rule[k - 1] = u;
+        return;
+    }
+    for (unsigned i = *n; i > k; i--) row->rule[i] = row->rule[i - 1];
+    row->rule[k] = u;
+    ++*n;
+}
+
 int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
                      uint64_t func_start, fl_cfi_row_t *row) {
     int32_t base;
     int e = compact_cfa(rule, code, func_start, &row->h, &base);
     if (e) return e;
     row->start = row->end = 0;
-    unsigned fp = FL_DWARF_FP, ra = row->h.ra_reg;
+    unsigned fp = FL_DWARF_FP, ra = row->h.ra_reg, n = 0;
     bool arm64 = rule->cputype == FL_MACHO_CPU_ARM64;
-    fl_cfi_rule_t rules[FL_MACHO_RULE_REGS_MAX + 2];
-    unsigned n = 0;
     for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
         if (rule->reg[i] >= FL_DWARF_REGS) continue; /* (arm64 d8..d15: not tracked) */
-        rules[n++] = (fl_cfi_rule_t){.reg = rule->reg[i], .kind = FL_CFI_RULE_OFFSET,
-                                     .value = base + rule->reg_offset[i]};
+        row_insert(row, &n, (fl_cfi_rule_t){.reg = rule->reg[i], .kind = FL_CFI_RULE_OFFSET,
+                                            .value = base + rule->reg_offset[i]});
     }
-    /* The frame record's, then the return address's slot: listed last, they win over a saved
+    /* The frame record's, then the return address's slot: added last, they win over a saved
      * register of the same number, as in macho/'s step. */
     if (rule->kind == FL_MACHO_RULE_FRAME)
-        rules[n++] = (fl_cfi_rule_t){.reg = (uint8_t)fp, .kind = FL_CFI_RULE_OFFSET, .value = -16};
+        row_insert(row, &n, (fl_cfi_rule_t){.reg = (uint8_t)fp, .kind = FL_CFI_RULE_OFFSET,
+                                            .value = -16});
     if (rule->kind == FL_MACHO_RULE_FRAME || !arm64)
-        rules[n++] = (fl_cfi_rule_t){.reg = (uint8_t)ra, .kind = FL_CFI_RULE_OFFSET, .value = -8};
-    /* By ascending register, as rows keep them (a few entries: a stable insertion sort); of
-     * rules for one register (an encoding may name one twice), the last one stays. */
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned k = i; k > 0 && rules[k - 1].reg > rules[k].reg; k--) {
-            fl_cfi_rule_t t = rules[k];
-            rules[k] = rules[k - 1];
-            rules[k - 1] = t;
-        }
-    unsigned m = 0;
-    for (unsigned i = 0; i < n; i++) {
-        if (m && row->rule[m - 1].reg == rules[i].reg) m--;
-        row->rule[m++] = rules[i];
-    }
-    row->h.nrules = (uint8_t)m;
+        row_insert(row, &n, (fl_cfi_rule_t){.reg = (uint8_t)ra, .kind = FL_CFI_RULE_OFFSET,
+                                            .value = -8});
+    row->h.nrules = (uint8_t)n;
     return 0;
 }
 
@@ -126,6 +128,8 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
  * to reuse rather than repeat. */
 typedef struct looked {
     bool have;
+    int fstart_err; /* 1: fstart not looked up yet; else function_start's result for `at` */
+    uint64_t fstart;
     fl_macho_unwind_entry_t entry;
     fl_macho_unwind_rule_t rule;
 } looked_t;
@@ -148,8 +152,12 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
         return fl_cfi_row_compute(&t, &f, at, row);
     }
     start = l->entry.start;
-    if (l->rule.kind == FL_MACHO_RULE_STACK_IND && function_start(c->env, img, at, &start))
-        return FL_ENOTFOUND;
+    if (l->rule.kind == FL_MACHO_RULE_STACK_IND) { /* (frame 0's prologue check may have it) */
+        if (l == &own || l->fstart_err == 1)
+            l->fstart_err = function_start(c->env, img, at, &l->fstart);
+        if (l->fstart_err) return FL_ENOTFOUND;
+        start = l->fstart;
+    }
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
 }
@@ -167,7 +175,9 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
     const fl_walk_env_t *env = c->env;
     fl_dwarf_regs_t *m = &c->regs;
     uint64_t pc = m->r[FL_DWARF_PC], lookup = c->exact_pc ? pc : pc - 1;
-    looked_t looked = {.have = false};
+    looked_t looked; /* (its entry and rule are read only once `have` is set) */
+    looked.have = false;
+    looked.fstart_err = 1;
     if (c->exact_pc) {
         /* An exact pc may lie where no table of a Darwin image is right: in an epilogue after
          * the frame is torn down (compact unwind never describes one, and compilers emit no
@@ -177,7 +187,6 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
          * itself says where the caller is. The entry's start may be an earlier function's (the
          * linker folds neighbours with equal encodings): LC_FUNCTION_STARTS then gives the
          * function's own. */
-        uint64_t fstart;
         bool stepped = fl_unwind_arch_epilogue(env->mem, env->mem, m) == 1;
         if (!stepped)
             looked.have = img->unwind_info_size &&
@@ -185,8 +194,9 @@ int fl_cfi_macho_step(fl_cfi_cursor_t *c, const fl_image_t *img,
         stepped = stepped ||
                   (looked.have && has_prologue(&looked.rule) &&
                    (fl_unwind_arch_prologue(env->mem, looked.entry.start, env->mem, m) == 1 ||
-                    (function_start(env, img, lookup, &fstart) == 0 && fstart != looked.entry.start &&
-                     fl_unwind_arch_prologue(env->mem, fstart, env->mem, m) == 1)));
+                    ((looked.fstart_err = function_start(env, img, lookup, &looked.fstart)) == 0 &&
+                     looked.fstart != looked.entry.start &&
+                     fl_unwind_arch_prologue(env->mem, looked.fstart, env->mem, m) == 1)));
         if (stepped) {
             c->exact_pc = false;
             return fl_cfi_cursor_caller(c, pc_out, sp_out, fp_out);

@@ -47,6 +47,7 @@ void fl_cfi_cursor_init(fl_cfi_cursor_t *c, const fl_walk_env_t *env) {
     c->img_id = 0;
     c->text_img = 0;
     c->memo.hdr.addr = c->memo.cie.addr = c->memo.scanned = 0;
+    c->cu_memo.size = 0;
     const fl_reader_t *m = env->mem;
     c->slow.r = (fl_reader_t){.read = budget_read, .base = m->base, .size = m->size,
                               .origin = m->origin, .fallback = m};

@@ -5,6 +5,7 @@
 
 #include "base/config.h"
 #include "frames/frames.h"
+#include "macho/macho.h"
 
 /* ---- Architecture hooks (arch_<arch>.c, the same on every OS; all AS-SAFE) ---- */
 
@@ -113,6 +114,7 @@ typedef struct fl_cfi_cursor {
      * otherwise make every step scan a whole .eh_frame that way, for seconds). */
     fl_cfi_budget_reader_t slow;
     fl_cfi_memo_t memo; /* the headers the last miss parsed */
+    fl_macho_unwind_memo_t cu_memo; /* the __unwind_info header and page the last lookup used */
     const fl_image_t *text_img; /* the image whose text held the last caller (a memo) */
     fl_cfi_stats_t stats; /* this walk's counts, added to the totals by fl_cfi_end */
     _Alignas(16) unsigned char state[FL_CFI_STATE_BYTES];

@@ -103,9 +103,7 @@ static bool sect_array_ok(const cu_t *cu, uint64_t off, uint64_t count, uint64_t
     return fl_mul_u64(count, size, &bytes) && fl_range_ok(off, bytes, cu->ui->size);
 }
 
-typedef struct cu_header {
-    uint32_t common_off, common_count, index_off, index_count;
-} cu_header_t;
+typedef struct fl_macho_unwind_hdr cu_header_t;
 
 static int header_read(const cu_t *cu, cu_header_t *h) {
     uint32_t w[7];
@@ -136,11 +134,7 @@ static int index_read(const cu_t *cu, const cu_header_t *h, uint32_t i, uint32_t
 }
 
 /* A second-level page and the function offsets [lo, hi) of its first-level range. */
-typedef struct cu_page {
-    uint32_t kind, count, nencodings;
-    uint64_t entries, encodings; /* section offsets */
-    uint64_t lo, hi;
-} cu_page_t;
+typedef struct fl_macho_unwind_page cu_page_t;
 
 static int page_open(const cu_t *cu, uint32_t page_off, uint64_t lo, uint64_t hi, cu_page_t *p) {
     /* kind (u32), entryPageOffset and entryCount (u16 each); compressed pages go on with
@@ -260,6 +254,7 @@ int fl_macho_unwind_info_init(const fl_macho_image_t *img, fl_macho_unwind_info_
     /* slide is header - text_vmaddr modulo 2^64, so this sum is the header's address. */
     ui->base = img->loaded ? img->text_vmaddr + img->slide : img->text_vmaddr;
     ui->cputype = img->cputype;
+    ui->memo = NULL;
     return 0;
 }
 
@@ -270,29 +265,44 @@ int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
                          fl_macho_unwind_entry_t *out) {
     if (!out) return FL_EINVAL;
     cu_t cu;
-    cu_header_t h;
+    fl_macho_unwind_memo_t own, *memo = ui && ui->memo ? ui->memo : &own;
     int err = cu_init(&cu, ui);
-    if (err || (err = header_read(&cu, &h))) return err;
+    if (err) return err;
+    /* The header and the page as an earlier lookup validated them, or read and checked now. */
+    if (memo == &own || memo->size != ui->size || memo->addr != ui->addr || !memo->size) {
+        memo->size = 0;
+        if ((err = header_read(&cu, &memo->h))) return err;
+        memo->addr = ui->addr;
+        memo->size = ui->size;
+        memo->p.lo = memo->p.hi = 0;
+    }
+    const cu_header_t h = memo->h;
     if (pc < ui->base || pc - ui->base > UINT32_MAX) return FL_ENOTFOUND;
-    uint64_t target = pc - ui->base;
+    uint64_t target = pc - ui->base, hk;
 
-    uint32_t lo = 0, hi = h.index_count - 1, lo_func, hi_func, page_off;
-    if ((err = index_read(&cu, &h, lo, &lo_func, NULL)) ||
-        (err = index_read(&cu, &h, hi, &hi_func, NULL)))
-        return err;
-    if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
-    uint64_t hk = hi_func;
-    if ((err = search(&cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target, &lo,
-                      &hi, &hk)))
-        return err;
-    hi_func = (uint32_t)hk;
-    if ((err = index_read(&cu, &h, lo, &lo_func, &page_off))) return err;
-    if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
+    if (target - memo->p.lo >= memo->p.hi - memo->p.lo) {
+        uint32_t lo = 0, hi = h.index_count - 1, lo_func, hi_func, page_off;
+        memo->p.lo = memo->p.hi = 0; /* (until the page is checked) */
+        if ((err = index_read(&cu, &h, lo, &lo_func, NULL)) ||
+            (err = index_read(&cu, &h, hi, &hi_func, NULL)))
+            return err;
+        if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
+        hk = hi_func;
+        if ((err = search(&cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target,
+                          &lo, &hi, &hk)))
+            return err;
+        hi_func = (uint32_t)hk;
+        if ((err = index_read(&cu, &h, lo, &lo_func, &page_off))) return err;
+        if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
+        if ((err = page_open(&cu, page_off, lo_func, hi_func, &memo->p))) {
+            memo->p.lo = memo->p.hi = 0;
+            return err;
+        }
+    }
 
     /* The page's keys as offsets from its range's start: compressed entries hold them so;
      * regular ones hold function offsets. */
-    cu_page_t p;
-    if ((err = page_open(&cu, page_off, lo_func, hi_func, &p))) return err;
+    const cu_page_t p = memo->p;
     bool compressed = p.kind == CU_PAGE_COMPRESSED;
     uint32_t slot = 0, n = p.count, e_lo;
     uint64_t start;

@@ -174,11 +174,28 @@ int fl_macho_function_start_find(const fl_reader_t *r, uint64_t addr, uint32_t s
 /* The section as the lookup needs it: where its bytes are and what its function offsets are
  * relative to. `base` is the mach header's address in the terms callers use for pcs: the unslid
  * __TEXT vmaddr for file addresses, or that plus the slide for runtime pcs. */
+/* What a lookup validated, for the next lookups in the same section to reuse: the header and
+ * the last second-level page (a walk's steps mostly stay in one page). Keyed by the section's
+ * reader address and size alone, so one memo must serve only sections whose bytes do not change
+ * (a walk's); zero-filled: empty. */
+typedef struct fl_macho_unwind_memo {
+    uint64_t addr, size; /* the section described (size 0: nothing yet) */
+    struct fl_macho_unwind_hdr {
+        uint32_t common_off, common_count, index_off, index_count;
+    } h;
+    struct fl_macho_unwind_page { /* the last page (hi 0: none) */
+        uint32_t kind, count, nencodings;
+        uint64_t entries, encodings; /* section offsets */
+        uint64_t lo, hi;             /* its first-level range of function offsets */
+    } p;
+} fl_macho_unwind_memo_t;
+
 typedef struct fl_macho_unwind_info {
     const fl_reader_t *r;
     uint64_t addr, size; /* the section's bytes in r */
     uint64_t base;
     uint32_t cputype;
+    fl_macho_unwind_memo_t *memo; /* NULL, or what earlier lookups here validated */
 } fl_macho_unwind_info_t;
 
 /* Fills ui for the image (base = text_vmaddr + slide for loaded images, text_vmaddr for files).
@@ -192,8 +209,11 @@ typedef struct fl_macho_unwind_entry {
 
 /* Finds the entry covering pc: the first-level index (binary search), then the regular or
  * compressed second-level page, with the common or page-local encoding table. LSDA and
- * personality are ignored. FL_ENOTFOUND if pc is outside the table, FL_EBADDATA on malformed
- * input (counts or offsets outside the section, indices out of order). AS-SAFE. */
+ * personality are ignored. With ui->memo, the header is checked once per section and a pc in
+ * the range of the last page used goes straight to that page (the same answer for a valid
+ * table; for an unsorted index, one that covers pc too). FL_ENOTFOUND if pc is outside the
+ * table, FL_EBADDATA on malformed input (counts or offsets outside the section, indices out of
+ * order). AS-SAFE. */
 int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
                          fl_macho_unwind_entry_t *out);
 

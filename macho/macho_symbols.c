@@ -50,6 +50,8 @@ starts_scan(const fl_reader_t *r, uint64_t addr, uint32_t size, uint64_t cur,
             uint64_t bits = b[i] & 0x7fu;
             if (shift == 0 && !(b[i] & 0x80u)) { /* most deltas: one byte */
                 delta = bits;
+            } else if (shift == 0 && i + 1 < n && !(b[i + 1] & 0x80u)) { /* the rest: two */
+                delta = bits | (uint64_t)b[++i] << 7;
             } else {
                 if (shift >= 64 || (shift > 57 && bits >> (64 - shift))) return FL_EBADDATA;
                 delta |= bits << shift;

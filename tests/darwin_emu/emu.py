@@ -1281,7 +1281,7 @@ def main():
                             if prof and wname == "cold" and bench[-1]["first"]:
                                 key = (arch, ("frame 0 cold, " if i == 1 else "first visit cold, ")
                                        + bench[-1]["step"])
-                                agg = step_profiles.setdefault(key, [{}, 0])
+                                agg = step_profiles.setdefault(key, [{}, 0, {}])
                                 agg[1] += 1
                                 iv = w["intervals"][i - 1]
                                 for (k2, a), n in prof.items():
@@ -1289,6 +1289,8 @@ def main():
                                         f = prog.m.function_of(a - prog.slide)
                                         nm = f[2] if f else hex(a)
                                         agg[0][nm] = agg[0].get(nm, 0) + n
+                                        if f and f[0] == a - prog.slide:  # entered: a call
+                                            agg[2][nm] = agg[2].get(nm, 0) + n
                 except HarnessError as e:
                     results["b"] = ("FAIL", f"{e}", None)
             row["results"] = results
@@ -1435,12 +1437,12 @@ def main():
               f"{profiles_frames[arch]} frames (both passes, all cases); top functions:")
         for fn, n in sorted(agg.items(), key=lambda kv: -kv[1])[:25]:
             print(f"  {n:10} {100.0 * n / total:5.1f} %  {fn}")
-    for (arch, what), (agg, steps) in sorted(step_profiles.items()):
+    for (arch, what), (agg, steps, calls) in sorted(step_profiles.items()):
         total = sum(agg.values())
         print(f"\nProfile, {arch}, {what}: {steps} steps, {total / max(steps, 1):.0f} "
-              f"instructions a step; top functions (instructions a step):")
+              f"instructions a step; top functions (instructions a step, calls a step):")
         for fn, n in sorted(agg.items(), key=lambda kv: -kv[1])[:15]:
-            print(f"  {n / steps:10.1f} {100.0 * n / total:5.1f} %  {fn}")
+            print(f"  {n / steps:10.1f} {100.0 * n / total:5.1f} %  {calls.get(fn, 0) / steps:5.2f}  {fn}")
     if args.bench:
         with open(args.bench, "w") as f:
             json.dump({"summary": summary, "frames": bench,

@@ -112,9 +112,17 @@ static void image(const fl_macho_image_t *img, size_t size) {
     fl_macho_symindex_free(ix);
     fl_macho_unwind_info_t ui;
     if (fl_macho_unwind_info_init(img, &ui) == 0) {
-        fl_macho_unwind_entry_t e;
-        for (unsigned k = 0; k < 16; k++)
-            fl_macho_unwind_find(&ui, lo + (len / 16) * k + img->slide, &e);
+        fl_macho_unwind_entry_t e, f;
+        fl_macho_unwind_memo_t memo = {0};
+        fl_macho_unwind_info_t mu = ui;
+        mu.memo = &memo;
+        for (unsigned k = 0; k < 32; k++) {
+            uint64_t pc = lo + (len / 16) * (k % 2 ? k / 2 : 15 - k / 2) + img->slide;
+            fl_macho_unwind_find(&ui, pc, &e);
+            /* With the memo (an unsorted index may then name another page than a search
+             * alone would): an answer covers pc. */
+            if (fl_macho_unwind_find(&mu, pc, &f) == 0 && !(f.start <= pc && pc < f.end)) abort();
+        }
         unsigned count = 0;
         fl_macho_unwind_each(&ui, on_unwind, &count);
         /* The table's own encodings, the first 64. */

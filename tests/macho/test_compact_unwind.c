@@ -109,7 +109,7 @@ static layout_t build(uint8_t *buf, size_t cap, const uint32_t *common, unsigned
 static fl_reader_t g_r;
 static fl_macho_unwind_info_t ui_over(const uint8_t *buf, size_t size) {
     fl_reader_init_buffer(&g_r, buf, size, 0x5000);
-    fl_macho_unwind_info_t ui = {&g_r, 0x5000, size, BASE, FL_MACHO_CPU_ARM64};
+    fl_macho_unwind_info_t ui = {&g_r, 0x5000, size, BASE, FL_MACHO_CPU_ARM64, NULL};
     return ui;
 }
 
@@ -164,6 +164,22 @@ static void check_against_model(const fl_macho_unwind_info_t *ui, const page_spe
             fprintf(stderr, "offset 0x%x: err %d start 0x%llx enc 0x%x, want %s 0x%x\n", off,
                     err, (unsigned long long)e.start, e.encoding, want ? "entry" : "none",
                     want ? want->enc : 0);
+    }
+    CHECK_EQ_U64(bad, 0);
+    /* With a memo (the header and the last page kept between lookups), in an order that jumps
+     * between pages and back: the same answers as each lookup alone. */
+    fl_macho_unwind_memo_t memo = {0};
+    fl_macho_unwind_info_t mu = *ui;
+    mu.memo = &memo;
+    for (uint32_t i = 0, span = hi - lo; span && i < span; i++) {
+        uint32_t off = lo + (uint32_t)(((uint64_t)i * 7919u) % span);
+        fl_macho_unwind_entry_t e = {0}, f = {0};
+        int err = fl_macho_unwind_find(ui, BASE + off, &e);
+        int merr = fl_macho_unwind_find(&mu, BASE + off, &f);
+        if ((merr != err || (err == 0 && (e.start != f.start || e.end != f.end ||
+                                          e.encoding != f.encoding))) &&
+            bad++ < 5)
+            fprintf(stderr, "offset 0x%x: memo err %d, alone err %d\n", off, merr, err);
     }
     CHECK_EQ_U64(bad, 0);
     g_c.n = 0;
@@ -284,7 +300,7 @@ static void test_large(void) {
     /* sanity of the writer itself: page offsets must be inside */
     CHECK(l.size < sizeof big);
     fl_reader_init_buffer(&g_r, big, l.size, 0);
-    fl_macho_unwind_info_t ui = {&g_r, 0, l.size, BASE, FL_MACHO_CPU_ARM64};
+    fl_macho_unwind_info_t ui = {&g_r, 0, l.size, BASE, FL_MACHO_CPU_ARM64, NULL};
     unsigned n = model(pages, npages, off, m), bad = 0;
     for (unsigned k = 0; k < n; k++) {
         uint32_t probes[3] = {m[k].start, m[k].start + (m[k].end - m[k].start) / 2, m[k].end - 1};
@@ -294,6 +310,20 @@ static void test_large(void) {
             bad += err != 0 || e.start != BASE + m[k].start || e.end != BASE + m[k].end ||
                    e.encoding != m[k].enc;
         }
+    }
+    CHECK_EQ_U64(bad, 0);
+    /* With a memo (the header and the last page kept between lookups), in an order that jumps
+     * between pages and back: the same answers as each lookup alone. */
+    fl_macho_unwind_memo_t memo = {0};
+    fl_macho_unwind_info_t mu = ui;
+    mu.memo = &memo;
+    for (uint32_t i = 0; i < 4 * n; i++) {
+        uint32_t o = (uint32_t)(((uint64_t)i * 7919u) % off);
+        fl_macho_unwind_entry_t e = {0}, f = {0};
+        int err = fl_macho_unwind_find(&ui, BASE + o, &e);
+        int merr = fl_macho_unwind_find(&mu, BASE + o, &f);
+        bad += merr != err ||
+               (err == 0 && (e.start != f.start || e.end != f.end || e.encoding != f.encoding));
     }
     CHECK_EQ_U64(bad, 0);
     g_c.n = 0;
@@ -415,6 +445,7 @@ static void test_malformed(void) {
     CHECK_EQ_U64(each_of(b, l.size), FL_EBADDATA);
     {
         fl_macho_unwind_info_t ui = ui_over(b, l.size);
+        fl_macho_unwind_memo_t memo = {0};
         fl_macho_unwind_entry_t e;
         for (uint32_t off = 0x1000; off < 0x2000; off++) {
             int err = fl_macho_unwind_find(&ui, BASE + off, &e);
@@ -422,6 +453,7 @@ static void test_malformed(void) {
                 CHECK(!"an answer that does not cover pc");
                 break;
             }
+            ui.memo = off & 1 ? &memo : NULL; /* (and with the page a lookup before kept) */
         }
     }
     /* Duplicate entry starts. */
@@ -461,7 +493,7 @@ static void test_malformed(void) {
     {
         fl_reader_t r;
         fl_reader_init_buffer(&r, b, 16, 0x5000); /* only 16 bytes readable */
-        fl_macho_unwind_info_t ui = {&r, 0x5000, l.size, BASE, FL_MACHO_CPU_ARM64};
+        fl_macho_unwind_info_t ui = {&r, 0x5000, l.size, BASE, FL_MACHO_CPU_ARM64, NULL};
         fl_macho_unwind_entry_t e;
         CHECK_EQ_U64(fl_macho_unwind_find(&ui, BASE + 0x1000, &e), FL_EFAULT);
         CHECK_EQ_U64(fl_macho_unwind_each(&ui, collect, &g_c), FL_EFAULT);
