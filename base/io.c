@@ -25,7 +25,7 @@ long fl_sys_write_all(int fd, const void *buf, size_t len) {
 }
 
 const char *fl_report_dir_default(char *buf, size_t cap) {
-    const char *xdg = getenv("XDG_STATE_HOME"), *home = getenv("HOME");
+    const char *xdg = fl_env_get("XDG_STATE_HOME"), *home = fl_env_get("HOME");
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, buf, cap);
     if (xdg && xdg[0] == '/') {

@@ -65,9 +65,6 @@ void fl_annotations_each(fl_annotation_fn fn, void *ctx); /* AS-SAFE */
 int fl_crash_altstack_give(void);
 /* Creates that key once; whether it exists (without it stacks are never freed). NOT AS-SAFE. */
 bool fl_crash_altstack_keyed(void);
-/* Finds libc's pthread_create (for the library's own pthread_create, which starts every new
- * thread on a trampoline that gives it an alternate stack) and creates the key. Idempotent.
- * Linux only. NOT AS-SAFE. */
 /* Whether threads created from now on get an alternate stack (set by fl_install, cleared by
  * fl_uninstall). Linux only. NOT AS-SAFE. */
 void fl_crash_altstacks_auto(bool on);
