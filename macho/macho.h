@@ -171,9 +171,6 @@ int fl_macho_function_start_find(const fl_reader_t *r, uint64_t addr, uint32_t s
 
 /* ---- Compact unwind (__TEXT,__unwind_info) ---- */
 
-/* The section as the lookup needs it: where its bytes are and what its function offsets are
- * relative to. `base` is the mach header's address in the terms callers use for pcs: the unslid
- * __TEXT vmaddr for file addresses, or that plus the slide for runtime pcs. */
 /* What a lookup validated, for the next lookups in the same section to reuse: the header and
  * the last second-level page (a walk's steps mostly stay in one page). Keyed by the section's
  * reader address and size alone, so one memo must serve only sections whose bytes do not change
@@ -190,6 +187,9 @@ typedef struct fl_macho_unwind_memo {
     } p;
 } fl_macho_unwind_memo_t;
 
+/* The section as the lookup needs it: where its bytes are and what its function offsets are
+ * relative to. `base` is the mach header's address in the terms callers use for pcs: the unslid
+ * __TEXT vmaddr for file addresses, or that plus the slide for runtime pcs. */
 typedef struct fl_macho_unwind_info {
     const fl_reader_t *r;
     uint64_t addr, size; /* the section's bytes in r */
