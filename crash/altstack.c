@@ -12,17 +12,17 @@ static pthread_once_t g_key_once FL_STARTUP_DATA = PTHREAD_ONCE_INIT;
 
 static size_t guard_size(void) { return fl_page_size(); }
 
-/* Makes the stack's top page resident, where the kernel writes the signal frame at the first
- * signal: a page fault inside signal delivery is slow (12 us a thread on the project's VM: a
- * capture of 256 threads took 7.7 ms to stop them all instead of 4.6), and every thread takes
- * the capture signal at a crash. One page of memory a thread. */
-static char *map_stack(void) {
+/* `populate` makes the stack's top page resident, where the kernel writes the signal frame at
+ * the first signal: a page fault inside signal delivery is slow (12 us a thread on the project's
+ * VM: a capture of 256 threads took 7.7 ms to stop them all instead of 4.6), and every thread
+ * takes the capture signal at a crash. One page of memory a thread. */
+static char *map_stack(bool populate) {
     size_t guard = guard_size();
     char *base = mmap(NULL, guard + FL_ALTSTACK_SIZE, PROT_READ | PROT_WRITE,
                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (base == MAP_FAILED) return NULL;
     mprotect(base, guard, PROT_NONE); /* an overflow of the handler itself faults */
-    fl_sys_prefault(base + FL_ALTSTACK_SIZE, guard); /* the top page (guard = one page) */
+    if (populate) fl_sys_prefault(base + FL_ALTSTACK_SIZE, guard); /* top page (guard = a page) */
     return base;
 }
 
@@ -46,13 +46,13 @@ bool fl_crash_altstack_keyed(void) {
     return g_key_ok;
 }
 
-int fl_crash_altstack_give(void) {
+int fl_crash_altstack_give(bool populate) {
     bool keyed = fl_crash_altstack_keyed();
     size_t guard = guard_size();
     char *base = keyed ? pthread_getspecific(g_key) : NULL;
     bool fresh = !base;
     if (fresh) {
-        if (!(base = map_stack())) return FL_ENOMEM;
+        if (!(base = map_stack(populate))) return FL_ENOMEM;
         /* Without a key (all taken) the stack is never freed, as before threads got one each. */
         if (keyed && pthread_setspecific(g_key, base) != 0) {
             munmap(base, guard + FL_ALTSTACK_SIZE);
@@ -71,7 +71,7 @@ int fl_crash_altstack_give(void) {
 }
 
 void *fl_crash_altstack_map(void) {
-    char *base = map_stack();
+    char *base = map_stack(true);
     return base ? base + guard_size() : NULL;
 }
 
@@ -79,12 +79,14 @@ void fl_crash_altstack_unmap(void *stack) {
     munmap((char *)stack - guard_size(), guard_size() + FL_ALTSTACK_SIZE);
 }
 
-int fl_thread_init(void) {
+int fl_thread_init(void) { return fl_crash_thread_init(true); }
+
+int fl_crash_thread_init(bool populate) {
     stack_t old;
     if (sigaltstack(NULL, &old) != 0) return FL_EIO;
     /* An application's own alternate stack of our size or more stays; a smaller one is replaced
      * (the handler needs about 11 KiB, glibc's SIGSTKSZ is 8: docs/async-safety.md). */
     if (!(old.ss_flags & SS_DISABLE) && old.ss_size >= FL_ALTSTACK_SIZE) return 0;
     if (old.ss_flags & SS_ONSTACK) return FL_EBUSY;
-    return fl_crash_altstack_give();
+    return fl_crash_altstack_give(populate);
 }

@@ -43,7 +43,7 @@ static void *fl_thread_trampoline(void *p) {
     free(p);
     /* A new thread has no alternate stack (clone clears it); failing to give one only means a
      * stack overflow there goes unreported, so the thread runs regardless. */
-    if (__atomic_load_n(&g_auto, __ATOMIC_SEQ_CST)) fl_crash_altstack_give();
+    if (__atomic_load_n(&g_auto, __ATOMIC_SEQ_CST)) fl_crash_altstack_give(true);
     return s.start(s.arg);
 }
 

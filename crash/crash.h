@@ -6,7 +6,6 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <sys/utsname.h>
 
 #include "base/base.h"
 #include "base/config.h"
@@ -31,8 +30,6 @@ typedef struct fl_crash_config {
     uint64_t install_time_ns;
     char report_dir[1024];
     char app_name[256], app_version[256];
-    struct utsname uts;
-    char hostname[256];
     fl_run_marker_t marker; /* this run's marker (docs/hangs.md); fd -1 if it could not be made */
 } fl_crash_config_t;
 
@@ -60,9 +57,13 @@ void fl_annotations_each(fl_annotation_fn fn, void *ctx); /* AS-SAFE */
 
 /* Gives the calling thread faultline's alternate stack: the one it had before (kept under a
  * pthread key whose destructor frees it when the thread exits, if it is still the thread's
- * alternate stack), or a new mapping of FL_ALTSTACK_SIZE bytes with a guard page below.
- * 0, FL_ENOMEM or FL_EIO. NOT AS-SAFE. */
-int fl_crash_altstack_give(void);
+ * alternate stack), or a new mapping of FL_ALTSTACK_SIZE bytes with a guard page below, its top
+ * page made resident if `populate` (see map_stack). 0, FL_ENOMEM or FL_EIO. NOT AS-SAFE. */
+int fl_crash_altstack_give(bool populate);
+/* fl_thread_init, with `populate` as above: fl_install passes false, for its own thread, so
+ * that no process start pays for a page its thread touches only at its first signal.
+ * NOT AS-SAFE. */
+int fl_crash_thread_init(bool populate);
 /* Creates that key once; whether it exists (without it stacks are never freed). NOT AS-SAFE. */
 bool fl_crash_altstack_keyed(void);
 /* Whether threads created from now on get an alternate stack (set by fl_install, cleared by

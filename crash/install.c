@@ -109,8 +109,6 @@ int fl_crash_install(const fl_options *opts) {
                                                    : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
     fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
-    if (fl_sys_uname(&c->uts) != 0) fl_memset(&c->uts, 0, sizeof c->uts);
-    fl_strlcpy(c->hostname, c->uts.nodename, sizeof c->hostname); /* gethostname's source */
     fl_sys_clock_gettime_syscall(CLOCK_REALTIME, &c->install_time_ns);
     const char *stage = fl_env_get("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;

@@ -7,7 +7,7 @@ int fl_crash_platform_install(void) {
     int e;
     if ((e = fl_memory_init(FL_MEMORY_NONE)) != 0 || (e = fl_macho_images_prepare()) != 0)
         return e;
-    if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) return e;
+    if ((e = fl_crash_thread_init(false)) != 0 && e != FL_EBUSY) return e;
     /* The server first: the signal handlers hand their captures to it. */
     if ((e = fl_mach_server_start()) != 0) return e;
     if ((e = fl_crash_handlers_install()) != 0) {

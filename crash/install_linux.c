@@ -15,7 +15,7 @@ int fl_crash_platform_install(void) {
     int e;
     if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0)
         return e;
-    if ((e = fl_thread_init()) != 0 && e != FL_EBUSY) return e;
+    if ((e = fl_crash_thread_init(false)) != 0 && e != FL_EBUSY) return e;
     if ((e = fl_threads_install()) != 0) return e;
     /* Threads that already run get their stack through the capture signal's handler. */
     fl_threads_offer_altstacks(FL_OFFER_WAIT_NS);

@@ -184,11 +184,11 @@ static bool sendable(int s, const struct sigaction *old) {
     si.si_signo = s;
     si.si_code = SI_QUEUE;
     si.si_pid = (int)fl_sys_getpid();
-    si.si_uid = (uid_t)fl_sys_getuid();
     /* generation 0, an index past the offers: should a blocked s stay pending, the responder
-     * drops it */
+     * drops it. Sent to the first thread (tid = pid), which any thread may signal: an ignored
+     * signal is dropped at sending, whoever it is for, and the answer is about the number. */
     si.si_value.sival_ptr = (void *)(uintptr_t)UINT32_MAX;
-    if (fl_sys_rt_tgsigqueueinfo(si.si_pid, (int)fl_sys_gettid(), s, &si) == 0) return true;
+    if (fl_sys_rt_tgsigqueueinfo(si.si_pid, si.si_pid, s, &si) == 0) return true;
     sigaction(s, old, NULL);
     return false;
 }
