@@ -664,10 +664,15 @@ static uint32_t fingerprint(fl_tool_bin_t *b, unsigned slice, const char *path) 
         memcpy(&shoff, eh + 0x28, 8);
         memcpy(&shentsize, eh + 0x3a, 2);
         memcpy(&shnum, eh + 0x3c, 2);
-        size_t len = (size_t)shentsize * shnum; /* at most 4 MiB */
-        uint8_t *sh = len ? malloc(len) : NULL;
+        /* The table as the header declares it (up to 4 GiB: 65535 entries of up to 65535
+         * bytes), read only if the file holds it and it is no larger than ELF's own entries
+         * allow (65535 of 64 bytes): a hostile header must not size an allocation. */
+        uint64_t len = (uint64_t)shentsize * shnum;
+        bool fits = len && len <= 65535u * 64u && len <= fsize && shoff <= fsize - len;
+        uint8_t *sh = fits ? malloc((size_t)len) : NULL;
         crc = fl_tool_crc32(0, eh, sizeof eh);
-        if (sh && pread(fd, sh, len, (off_t)shoff) == (ssize_t)len) crc = fl_tool_crc32(crc, sh, len);
+        if (sh && pread(fd, sh, (size_t)len, (off_t)shoff) == (ssize_t)len)
+            crc = fl_tool_crc32(crc, sh, (size_t)len);
         free(sh);
     }
     close(fd);
