@@ -124,6 +124,73 @@ int fl_cfi_macho_row(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code
     return 0;
 }
 
+int fl_cfi_macho_entry(const fl_macho_unwind_rule_t *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_entry_t *e) {
+    fl_cfi_head_t h;
+    int32_t base, off[FL_DWARF_REGS];
+    int err = compact_cfa(rule, code, func_start, &h, &base);
+    if (err) return err;
+    unsigned fp = FL_DWARF_FP, ra = h.ra_reg;
+    if (rule->kind != FL_MACHO_RULE_FRAME && rule->cputype == FL_MACHO_CPU_ARM64)
+        return FL_ENOSYS; /* the return address stays in lr: not a plain row */
+    /* Each register's last rule, as fl_cfi_macho_row's row keeps it; then the row's checks
+     * (fl_cfi_entry_plain) on the rules it would hold. The range of the slots is taken as they
+     * come, and again over the final rules only when one replaced another (no compiler's
+     * encoding names a register twice). */
+    uint64_t mask = 0, dup = 0, fixed = 1ull << ra;
+    int32_t lo = -8, hi = -8;
+    for (unsigned i = 0; i < rule->nregs && i < FL_MACHO_RULE_REGS_MAX; i++) {
+        unsigned reg = rule->reg[i];
+        if (reg >= FL_DWARF_REGS) continue; /* (arm64 d8..d15: not tracked) */
+        int32_t v = base + rule->reg_offset[i];
+        off[reg] = v;
+        dup |= mask & 1ull << reg;
+        mask |= 1ull << reg;
+        lo = v < lo ? v : lo;
+        hi = v > hi ? v : hi;
+    }
+    if (rule->kind == FL_MACHO_RULE_FRAME) {
+        off[fp] = -16;
+        fixed |= 1ull << fp;
+        lo = lo < -16 ? lo : -16;
+    }
+    off[ra] = -8;
+    dup |= mask & fixed;
+    mask |= fixed;
+    if (dup) {
+        lo = INT32_MAX, hi = INT32_MIN;
+        for (uint64_t m = mask; m; m &= m - 1) {
+            int32_t v = off[__builtin_ctzll(m)];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+    }
+    if (((mask >> FL_DWARF_SP) & 1) || (FL_DWARF_PC != ra && ((mask >> FL_DWARF_PC) & 1)) ||
+        __builtin_popcountll(mask) > FL_CFI_CACHE_RULES)
+        return FL_ENOSYS;
+    int64_t lo_off = h.cfa_offset + lo, reach = (int64_t)hi - lo + 8;
+    if ((int64_t)hi - lo > FL_CFI_PLAIN_SPAN || lo >= 0 || -(int64_t)lo > FL_CFI_PLAIN_SPAN ||
+        lo_off != (int32_t)lo_off)
+        return FL_ENOSYS;
+    bool has_fp = (mask >> fp) & 1;
+    uint64_t saved = mask & ~(1ull << ra | 1ull << fp);
+    unsigned n = 0;
+    for (uint64_t m = saved; m; m &= m - 1) e->u.at[n++] = (uint16_t)(off[__builtin_ctzll(m)] - lo);
+    e->kind = (uint8_t)(FL_CFI_ENTRY_PLAIN | (has_fp ? FL_CFI_ENTRY_PLAIN_FP : 0) |
+                        (h.cfa_reg == FL_DWARF_SP ? FL_CFI_ENTRY_CFA_SP : FL_CFI_ENTRY_CFA_FP));
+    e->cfa_reg = (uint8_t)h.cfa_reg;
+    e->ra_reg = (uint8_t)ra;
+    e->nsaved = (uint8_t)n;
+    e->regmask = saved;
+    e->span = (uint16_t)(hi - lo);
+    e->reach = (uint16_t)(reach > -(int64_t)lo ? reach : -(int64_t)lo);
+    e->ra_at = (uint16_t)(off[ra] - lo);
+    e->fp_at = (uint16_t)((has_fp ? off[fp] : off[ra]) - lo);
+    e->cfa_off = (int32_t)h.cfa_offset;
+    e->lo_off = (int32_t)lo_off;
+    return 0;
+}
+
 /* An __unwind_info lookup already made for `at` (frame 0's prologue check), for compact_source
  * to reuse rather than repeat. */
 typedef struct looked {
@@ -160,6 +227,21 @@ static int compact_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at
     }
     int e = fl_cfi_macho_row(&l->rule, c->env->mem, start, row);
     return e == FL_ENOSYS ? FL_ENOTFOUND : e;
+}
+
+int fl_cfi_macho_fill(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                      fl_cfi_entry_t *ent, fl_cfi_row_t *row) {
+    looked_t l; /* (not zero-filled: the rule's register arrays are read up to nregs) */
+    l.have = true;
+    l.fstart_err = 1;
+    if (!img->unwind_info_size || entry_rule(c, img, at, &l.entry, &l.rule)) return FL_ENOTFOUND;
+    uint64_t start = l.entry.start;
+    if (l.rule.kind == FL_MACHO_RULE_STACK_IND &&
+        (l.fstart_err = function_start(c->env, img, at, &l.fstart)) == 0)
+        start = l.fstart;
+    int e = l.fstart_err < 0 ? FL_ENOTFOUND : fl_cfi_macho_entry(&l.rule, c->env->mem, start, ent);
+    if (e != FL_ENOSYS) return e == 0 ? 1 : e;
+    return compact_source(c, img, at, &l, row); /* DWARF, or a row of another form */
 }
 
 /* Whether the function has a prologue its rule does not describe: not a leaf that saves and

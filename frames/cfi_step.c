@@ -190,3 +190,20 @@ static int dwarf_source(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, 
 int fl_cfi_dwarf_step(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at, uint64_t fde_addr) {
     return fl_cfi_table_step(c, img, at, dwarf_source, &fde_addr);
 }
+
+int fl_cfi_fill(fl_cfi_cursor_t *c, uint64_t at) {
+    const fl_image_t *img = c->img;
+    fl_cfi_entry_t ent;
+    fl_cfi_row_t row;
+    uint64_t fde = 0;
+    int e = img->cputype ? fl_cfi_macho_fill(c, img, at, &ent, &row)
+                         : dwarf_source(c, img, at, &fde, &row);
+    if (e < 0) return e;
+    c->stats.misses++;
+    if (e == 0 && !fl_cfi_entry_plain(&row, &ent)) {
+        fl_cfi_cache_put(at, c->img_id, &row);
+        return FL_ENOSYS;
+    }
+    fl_cfi_cache_put_entry(at, c->img_id, &ent);
+    return 0;
+}

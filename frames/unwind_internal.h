@@ -278,6 +278,22 @@ bool fl_cfi_entry_plain(const fl_cfi_row_t *row, fl_cfi_entry_t *e);
 /* Stores a plain entry made elsewhere (fl_cfi_entry_plain's; its seq, key and
  * image are not read). */
 void fl_cfi_cache_put_entry(uint64_t at, uint64_t image_id, const fl_cfi_entry_t *src);
+/* A miss of the walker's fast loop (cfi_hits): the row of `at` in c->img (the image the cursor
+ * last stepped in, whose tables c->tables reads) computed and stored in the cache, without the
+ * general loop's steppers. 0 stored as a plain entry; FL_ENOSYS when the row takes another form
+ * (stored as a row: the general loop finds it); other errors as the table step's, not counted
+ * (the general loop takes that step again and says why). Only for a return address
+ * (at = pc - 1): an exact pc needs the prologue and epilogue checks. */
+int fl_cfi_fill(fl_cfi_cursor_t *c, uint64_t at);
+/* fl_cfi_fill's part in a Mach-O image: 1 with *ent the plain entry of a compact-unwind rule,
+ * 0 with *row (its DWARF FDE's row, or a rule that is not plain), or an error. */
+int fl_cfi_macho_fill(fl_cfi_cursor_t *c, const fl_image_t *img, uint64_t at,
+                      fl_cfi_entry_t *ent, fl_cfi_row_t *row);
+/* A compact-unwind rule as the plain entry fl_cfi_entry_plain makes of its row
+ * (fl_cfi_macho_row), built directly: 0, FL_ENOSYS (not plain: arm64 FRAMELESS, NONE, DWARF),
+ * or fl_cfi_macho_row's error. (Its fields, not seq, key and image.) */
+int fl_cfi_macho_entry(const struct fl_macho_unwind_rule *rule, const fl_reader_t *code,
+                       uint64_t func_start, fl_cfi_entry_t *e);
 /* The current flush generation, mixed into image identities (fl_frames_cfi_cache_flush bumps it). */
 uint64_t fl_cfi_cache_generation(void);
 

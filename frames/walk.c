@@ -138,14 +138,16 @@ typedef struct hits {
                                * is a pointer) */
     uint64_t at, npc;         /* HITS_IMAGE: the lookup address; HITS_TEXT: the caller's pc */
     uint64_t hits;            /* cache entries used */
+    uint64_t filled;          /* HITS_MISS: the last lookup address filled (0: none) */
 } hits_t;
-enum { HITS_STOP, HITS_END, HITS_IMAGE, HITS_TEXT };
+enum { HITS_STOP, HITS_END, HITS_IMAGE, HITS_TEXT, HITS_MISS };
 
 /* The loop of cfi_hits: steps h while the next step is a cache hit in h's image whose caller
  * returns into h's text, with no call, so that its state stays in registers. Returns why it
  * stopped: HITS_STOP (the general loop decides; also when h->o reaches h->o_end), HITS_END (the
  * outermost frame), HITS_IMAGE (h->at is outside the image), HITS_TEXT (h->npc is outside the
- * text; the step is not taken). */
+ * text; the step is not taken), HITS_MISS (no entry for the return address h->at, which was not
+ * filled just before: the caller fills it). */
 static __attribute__((noinline)) int hits_run(hits_t *h) {
     uint64_t pc = h->pc, sp = h->sp, fp = h->fp, adj = h->adj;
     fl_frame_t *o = h->o;
@@ -159,7 +161,13 @@ static __attribute__((noinline)) int hits_run(hits_t *h) {
         }
         fl_cfi_plain_t q;
         uint16_t slots[FL_CFI_CACHE_RULES];
-        if (!fl_cfi_cache_plain(fl_cfi_cache_slot(at, h->id), at, h->id, &q, slots)) break;
+        if (!fl_cfi_cache_plain(fl_cfi_cache_slot(at, h->id), at, h->id, &q, slots)) {
+            if (adj && at != h->filled) {
+                h->at = at;
+                why = HITS_MISS;
+            }
+            break;
+        }
         if (!(q.kind & (FL_CFI_ENTRY_CFA_SP | FL_CFI_ENTRY_CFA_FP))) break;
         if (q.kind & FL_CFI_ENTRY_OUTERMOST) {
             h->hits++;
@@ -228,10 +236,11 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     /* No image held a caller yet: the one frame 0 is in will mostly hold the next (a search
      * of the image list saved per walk). */
     const fl_image_t *img = c->img, *text = c->text_img ? c->text_img : c->img;
-    /* A miss in the image of the last step is the general loop's at once: a cold walk then
-     * pays for no set-up here (a hint: the loop checks the entry as it should). */
-    uint64_t at = m->r[FL_DWARF_PC] - !c->exact_pc;
-    if (img && at - img->start < len(img->start, img->end) &&
+    /* A miss at an exact pc (frame 0, a signal frame) is the general loop's at once: the loop
+     * fills misses only at return addresses, and pays for no set-up here (a hint: the loop
+     * checks the entry as it should). */
+    uint64_t at = m->r[FL_DWARF_PC];
+    if (c->exact_pc && img && at - img->start < len(img->start, img->end) &&
         __atomic_load_n(&fl_cfi_cache_slot(at, c->img_id)->key, __ATOMIC_RELAXED) != at)
         return n;
     hits_t h = {.pc = m->r[FL_DWARF_PC], .sp = m->r[FL_DWARF_SP], .fp = m->r[FL_DWARF_FP],
@@ -245,6 +254,12 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     for (;;) {
         int why = hits_run(&h);
         const fl_image_t *t = prev;
+        if (why == HITS_MISS) { /* computed and stored, then the loop again (the entry is a hit) */
+            if (fl_cfi_fill(c, h.at)) break;
+            h.filled = h.at;
+            c->stats.hits--; /* (the hit that follows is this miss) */
+            continue;
+        }
         if (why == HITS_IMAGE) { /* another image: its identity and tables */
             c->text_img = text;
             if (!(img = fl_cfi_cursor_image(c, h.at))) break;

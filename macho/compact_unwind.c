@@ -93,7 +93,8 @@ static inline __attribute__((always_inline)) int sect_words(const cu_t *cu, uint
     return 0;
 }
 
-static int sect_u32(const cu_t *cu, uint64_t off, uint32_t *out) {
+static inline __attribute__((always_inline)) int sect_u32(const cu_t *cu, uint64_t off,
+                                                         uint32_t *out) {
     return sect_words(cu, off, out, 1);
 }
 
@@ -185,7 +186,7 @@ static inline __attribute__((always_inline)) int page_entry(const cu_t *cu, cons
 }
 
 /* The encoding of an entry read by page_entry. */
-static int page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *p,
+static inline __attribute__((always_inline)) int page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *p,
                          uint32_t enc_or_index, uint32_t *enc) {
     if (p->kind == CU_PAGE_REGULAR) {
         *enc = enc_or_index;
@@ -258,6 +259,64 @@ int fl_macho_unwind_info_init(const fl_macho_image_t *img, fl_macho_unwind_info_
     return 0;
 }
 
+/* The memo's header and page for target (a function offset): kept when the memo already
+ * describes this section and its page covers target, else read and checked now (the header
+ * once per section; the first-level search and the page's header once per page). Out of line:
+ * a walk's lookups mostly stay in one page. */
+static __attribute__((noinline)) int page_for(const cu_t *cu, fl_macho_unwind_memo_t *memo,
+                                               uint64_t target) {
+    const fl_macho_unwind_info_t *ui = cu->ui;
+    int err;
+    if (memo->size != ui->size || memo->addr != ui->addr || !memo->size) {
+        memo->size = 0;
+        if ((err = header_read(cu, &memo->h))) return err;
+        memo->addr = ui->addr;
+        memo->size = ui->size;
+    }
+    const cu_header_t h = memo->h;
+    uint32_t lo = 0, hi = h.index_count - 1, lo_func, hi_func, page_off;
+    uint64_t hk;
+    memo->p.lo = memo->p.hi = 0; /* (until the page is checked) */
+    if ((err = index_read(cu, &h, lo, &lo_func, NULL)) ||
+        (err = index_read(cu, &h, hi, &hi_func, NULL)))
+        return err;
+    if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
+    hk = hi_func;
+    if ((err = search(cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target,
+                      &lo, &hi, &hk)))
+        return err;
+    hi_func = (uint32_t)hk;
+    if ((err = index_read(cu, &h, lo, &lo_func, &page_off))) return err;
+    if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
+    if ((err = page_open(cu, page_off, lo_func, hi_func, &memo->p))) {
+        memo->p.lo = memo->p.hi = 0;
+        return err;
+    }
+    return 0;
+}
+
+/* The page's search and its entry's encoding (the page checked by page_open: its arrays lie in
+ * the section). Always inlined twice: with the section in place (a probe is a load and two
+ * compares) and through the reader. */
+static inline __attribute__((always_inline)) int
+page_find(const cu_t *cu, const cu_header_t *h, const cu_page_t *p, uint64_t target,
+          uint64_t *start, uint64_t *end, uint32_t *enc) {
+    /* The page's keys as offsets from its range's start: compressed entries hold them so;
+     * regular ones hold function offsets. */
+    bool compressed = p->kind == CU_PAGE_COMPRESSED;
+    uint32_t slot = 0, n = p->count, e_lo;
+    uint64_t hk = p->hi - p->lo;
+    int err;
+    if ((err = search(cu, p->entries, compressed ? 4u : CU_REGULAR_ENTRY_SIZE,
+                      compressed ? CU_COMPRESSED_OFFSET : UINT32_MAX, compressed ? 0 : p->lo,
+                      p->hi - p->lo, target - p->lo, &slot, &n, &hk)) ||
+        (err = page_entry(cu, p, slot, start, &e_lo)))
+        return err;
+    if (target < *start) return FL_ENOTFOUND; /* (slot 0 only: below the page's first entry) */
+    *end = p->lo + hk;
+    return page_encoding(cu, h, p, e_lo, enc);
+}
+
 /* Both searches keep the invariant value(lo) <= target < value(hi) on values actually read, so
  * they end in at most log2(count) steps and their answer is consistent whatever the order of
  * the entries they did not visit. */
@@ -265,58 +324,19 @@ int fl_macho_unwind_find(const fl_macho_unwind_info_t *ui, uint64_t pc,
                          fl_macho_unwind_entry_t *out) {
     if (!out) return FL_EINVAL;
     cu_t cu;
-    fl_macho_unwind_memo_t own, *memo = ui && ui->memo ? ui->memo : &own;
+    fl_macho_unwind_memo_t own = {0}, *memo = ui && ui->memo ? ui->memo : &own;
     int err = cu_init(&cu, ui);
     if (err) return err;
-    /* The header and the page as an earlier lookup validated them, or read and checked now. */
-    if (memo == &own || memo->size != ui->size || memo->addr != ui->addr || !memo->size) {
-        memo->size = 0;
-        if ((err = header_read(&cu, &memo->h))) return err;
-        memo->addr = ui->addr;
-        memo->size = ui->size;
-        memo->p.lo = memo->p.hi = 0;
-    }
-    const cu_header_t h = memo->h;
     if (pc < ui->base || pc - ui->base > UINT32_MAX) return FL_ENOTFOUND;
-    uint64_t target = pc - ui->base, hk;
-
-    if (target - memo->p.lo >= memo->p.hi - memo->p.lo) {
-        uint32_t lo = 0, hi = h.index_count - 1, lo_func, hi_func, page_off;
-        memo->p.lo = memo->p.hi = 0; /* (until the page is checked) */
-        if ((err = index_read(&cu, &h, lo, &lo_func, NULL)) ||
-            (err = index_read(&cu, &h, hi, &hi_func, NULL)))
-            return err;
-        if (target < lo_func || target >= hi_func) return FL_ENOTFOUND;
-        hk = hi_func;
-        if ((err = search(&cu, h.index_off, CU_INDEX_ENTRY_SIZE, UINT32_MAX, 0, UINT64_MAX, target,
-                          &lo, &hi, &hk)))
-            return err;
-        hi_func = (uint32_t)hk;
-        if ((err = index_read(&cu, &h, lo, &lo_func, &page_off))) return err;
-        if (page_off == 0) return FL_ENOTFOUND; /* a range without a page: no information */
-        if ((err = page_open(&cu, page_off, lo_func, hi_func, &memo->p))) {
-            memo->p.lo = memo->p.hi = 0;
-            return err;
-        }
-    }
-
-    /* The page's keys as offsets from its range's start: compressed entries hold them so;
-     * regular ones hold function offsets. */
-    const cu_page_t p = memo->p;
-    bool compressed = p.kind == CU_PAGE_COMPRESSED;
-    uint32_t slot = 0, n = p.count, e_lo;
-    uint64_t start;
-    hk = p.hi - p.lo;
-    if ((err = search(&cu, p.entries, compressed ? 4u : CU_REGULAR_ENTRY_SIZE,
-                      compressed ? CU_COMPRESSED_OFFSET : UINT32_MAX, compressed ? 0 : p.lo,
-                      p.hi - p.lo, target - p.lo, &slot, &n, &hk)) ||
-        (err = page_entry(&cu, &p, slot, &start, &e_lo)))
+    uint64_t target = pc - ui->base, start, end;
+    if ((memo->size != ui->size || memo->addr != ui->addr || !memo->size ||
+         target - memo->p.lo >= memo->p.hi - memo->p.lo) &&
+        (err = page_for(&cu, memo, target)))
         return err;
-    if (target < start) return FL_ENOTFOUND; /* (slot 0 only: below the page's first entry) */
-    uint64_t end = p.lo + hk;
     uint32_t enc;
-    if ((err = page_encoding(&cu, &h, &p, e_lo, &enc))) return err;
-    return entry_fill(ui, start, end, enc, out);
+    err = cu.bytes ? page_find(&cu, &memo->h, &memo->p, target, &start, &end, &enc)
+                   : page_find(&cu, &memo->h, &memo->p, target, &start, &end, &enc);
+    return err ? err : entry_fill(ui, start, end, enc, out);
 }
 
 int fl_macho_unwind_each(const fl_macho_unwind_info_t *ui,

@@ -5,7 +5,8 @@
  * for every valid encoding of the build's architecture among a million random ones (registers
  * named twice aside), on random stacks, all give the same caller (pc, sp, fp and every
  * register the rule restores), and a rule one rejects the others reject too (an entry is
- * declined only for arm64 FRAMELESS, whose return address stays in lr). */
+ * declined only for arm64 FRAMELESS, whose return address stays in lr); the entry the walker's
+ * fast loop builds from the rule directly (fl_cfi_macho_entry) equals the row's entry. */
 #include <stdint.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@ int main(void) {
     fl_reader_init_buffer(&stack, g_stack, sizeof g_stack, STACK);
     fl_reader_init_buffer(&code, g_code, sizeof g_code, CODE);
     uint64_t seed = 0x9e3779b97f4a7c15ull;
-    unsigned compared = 0, rejected = 0, entries = 0, kinds[8] = {0};
+    unsigned compared = 0, rejected = 0, entries = 0, directs = 0, twices = 0, kinds[8] = {0};
     for (unsigned iter = 0; iter < 1000000; iter++) {
         uint32_t enc = (uint32_t)rnd(&seed);
         /* Mostly the modes that have rules (the high byte holds the mode), small stack sizes. */
@@ -39,11 +40,11 @@ int main(void) {
         fl_macho_unwind_rule_t rule;
         if (fl_macho_unwind_decode(cputype, enc, &rule)) continue;
         /* A register saved twice: no compiler's encoding (the direct step reads both slots, the
-         * row keeps the last, so an unreadable first slot would tell them apart). */
+         * row keeps the last, so an unreadable first slot would tell them apart): compared only
+         * as entries, below. */
         bool twice = false;
         for (unsigned i = 0; i < rule.nregs; i++)
             for (unsigned k = 0; k < i; k++) twice |= rule.reg[i] == rule.reg[k];
-        if (twice) continue;
         for (unsigned i = 0; i < sizeof g_stack / 8; i++) g_stack[i] = rnd(&seed) % 0x100000u;
         for (unsigned i = 0; i < sizeof g_code; i++) g_code[i] = (uint8_t)rnd(&seed);
         g_code[1] = g_code[1] % 4; /* a STACK_IND immediate of a sane size */
@@ -59,6 +60,23 @@ int main(void) {
         int es = fl_macho_unwind_step(&rule, &code, CODE, &stack, &a);
         int er = fl_cfi_macho_row(&rule, &code, CODE, &row);
         int ee = er ? er : fl_cfi_entry_plain(&row, &ent) ? 0 : FL_ENOSYS;
+        /* The walker's fast loop builds the entry from the rule directly (fl_cfi_macho_entry):
+         * it must be the row's, field by field, and declined where the row's is. */
+        fl_cfi_entry_t direct;
+        int ed = fl_cfi_macho_entry(&rule, &code, CODE, &direct);
+        CHECK_EQ_U64((uint64_t)(int64_t)ed, (uint64_t)(int64_t)ee);
+        if (ed == 0 && ee == 0) {
+            CHECK(direct.kind == ent.kind && direct.cfa_reg == ent.cfa_reg &&
+                  direct.ra_reg == ent.ra_reg && direct.nsaved == ent.nsaved &&
+                  direct.span == ent.span && direct.ra_at == ent.ra_at &&
+                  direct.fp_at == ent.fp_at && direct.reach == ent.reach &&
+                  direct.cfa_off == ent.cfa_off && direct.lo_off == ent.lo_off &&
+                  direct.regmask == ent.regmask);
+            CHECK(memcmp(direct.u.at, ent.u.at, ent.nsaved * sizeof ent.u.at[0]) == 0);
+            directs++;
+            twices += twice;
+        }
+        if (twice) continue;
         if (er == 0) er = fl_cfi_row_apply(&row, FL_ARCH, &stack, &stack, &b) == 1 ? 0 : -1;
         bool lr = rule.kind == FL_MACHO_RULE_FRAMELESS && cputype == FL_MACHO_CPU_ARM64;
         CHECK(lr ? ee == FL_ENOSYS : ee == 0 || er != 0);
@@ -92,10 +110,12 @@ int main(void) {
         if (fl_test_failures > 20) break;
     }
     printf("rules compared: %u (frame %u, frameless %u, stack_ind %u; as plain entries %u), "
-           "rejected by both: %u\n",
+           "rejected by both: %u; entries built directly: %u (%u naming a register twice)\n",
            compared, kinds[FL_MACHO_RULE_FRAME], kinds[FL_MACHO_RULE_FRAMELESS],
-           kinds[FL_MACHO_RULE_STACK_IND], entries, rejected);
+           kinds[FL_MACHO_RULE_STACK_IND], entries, rejected, directs, twices);
     CHECK(compared > 10000);
     CHECK(entries > compared / 2);
+    CHECK(directs > compared / 2);
+    CHECK(twices > 100);
     TEST_END();
 }
