@@ -478,6 +478,7 @@ typedef struct prog {
     state_t stack[FL_CFI_REMEMBER_MAX];
     unsigned depth, insns;
     bool in_cie;
+    bool fast; /* the alignments allow run_fast (see there) */
 } prog_t;
 
 /* A factored offset, which must fit the row's 32 bits. */
@@ -535,12 +536,92 @@ static int advance(prog_t *p, uint64_t delta) {
     return 0;
 }
 
-/* Runs the instructions in [from, to). 0 at their end, 1 when the target's row is complete. */
-static int run(prog_t *p, uint64_t from, uint64_t to) {
+/* The operations compiled code is made of (advance_loc, offset, def_cfa, def_cfa_register,
+ * def_cfa_offset, nop) with one-byte operands, run from the bytes in place with the program's
+ * position and location in registers (the general loop below keeps its byte source in memory:
+ * every operation costs several loads and stores). It stops before any other operation, and
+ * before one whose operands or result its checks do not cover, leaving that one to the general
+ * loop, which gives it the same meaning; with code and data alignments of at most 2^20
+ * (p->fast), no product or offset here can overflow. 1 when the target's row is complete (as
+ * advance), else 0 with s->pos at the next operation. */
+static inline __attribute__((always_inline)) int run_fast(prog_t *p, src_t *s) {
+    const uint8_t *q = s->direct + (s->pos - s->base), *end = s->direct + (s->end - s->base);
+    uint64_t loc = p->loc, target = p->target, ca = p->fde->cie.code_align, touched;
+    int64_t da = p->fde->cie.data_align;
+    unsigned n = 0, left = FL_CFI_INSNS_MAX - (p->insns < FL_CFI_INSNS_MAX ? p->insns : FL_CFI_INSNS_MAX);
+    bool cie = p->in_cie;
+    int ret = 0;
+    state_t *c = &p->cur;
+    touched = c->touched;
+    for (; q < end && n < left; n++) {
+        unsigned op = q[0];
+        if (op >> 6 == 1) { /* advance_loc */
+            uint64_t next = loc + (op & 0x3f) * ca;
+            if (cie) {
+                q++;
+                continue;
+            }
+            if (next < loc) break; /* (the general loop says why) */
+            q++;
+            if (next > target) {
+                p->next = next;
+                ret = 1;
+                n++;
+                break;
+            }
+            loc = next;
+            continue;
+        }
+        if (op == 0x00) { /* nop */
+            q++;
+            continue;
+        }
+        if (end - q < 3) break; /* (the operands below are read without a check) */
+        unsigned a = q[1], b = q[2];
+        if (op >> 6 == 2 && a < 0x80) { /* offset, a one-byte factored offset */
+            unsigned reg = op & 0x3f;
+            if (reg < FL_DWARF_REGS) {
+                c->kind[reg] = FL_CFI_RULE_OFFSET;
+                c->val[reg] = (int32_t)((int64_t)a * da);
+                c->len[reg] = 0;
+                touched |= 1ull << reg;
+            }
+            q += 2;
+        } else if (op == 0x0e && a < 0x80 && c->cfa_kind == FL_CFI_CFA_REG) { /* def_cfa_offset */
+            c->cfa_off = a;
+            q += 2;
+        } else if (op == 0x0c && a < 0x80 && b < 0x80) { /* def_cfa */
+            c->cfa_off = b;
+            c->cfa_kind = FL_CFI_CFA_REG;
+            c->cfa_reg = a < FL_DWARF_REGS ? (uint8_t)a : UINT8_MAX;
+            q += 3;
+        } else if (op == 0x0d && a < 0x80 && c->cfa_kind == FL_CFI_CFA_REG) { /* def_cfa_register */
+            c->cfa_reg = a < FL_DWARF_REGS ? (uint8_t)a : UINT8_MAX;
+            q += 2;
+        } else {
+            break;
+        }
+    }
+    c->touched = touched;
+    p->loc = loc;
+    p->insns += n;
+    s->pos = s->base + (uint64_t)(q - s->direct);
+    return ret;
+}
+
+/* Runs the instructions in [from, to) with the general interpreter (and run_fast between the
+ * operations it alone takes). 0 at their end, 1 when the target's row is complete. */
+static __attribute__((noinline)) int run_general(prog_t *p, uint64_t from, uint64_t to) {
     const fl_cfi_fde_t *fde = p->fde;
     src_t s;
     src_init(&s, p->t->mem, from, to);
+    bool fast = s.direct && p->fast;
     while (s.pos < s.end) {
+        if (fast) {
+            int e = run_fast(p, &s);
+            if (e) return e;
+            if (s.pos >= s.end) break;
+        }
         if (++p->insns > FL_CFI_INSNS_MAX) return FL_ERANGE;
         uint8_t op = u8(&s);
         uint64_t reg, off;
@@ -672,6 +753,20 @@ static int run(prog_t *p, uint64_t from, uint64_t to) {
     return s.err;
 }
 
+/* run_general, but first run_fast on the bytes in place without the general interpreter's
+ * set-up: most programs hold nothing else. */
+static int run(prog_t *p, uint64_t from, uint64_t to) {
+    const uint8_t *d = p->fast && to > from ? fl_reader_direct(p->t->mem, from, to - from) : 0;
+    if (d) {
+        src_t s; /* (the fields run_fast reads) */
+        s.direct = d, s.base = s.pos = from, s.end = to;
+        int e = run_fast(p, &s);
+        if (e || s.pos >= to) return e;
+        from = s.pos;
+    }
+    return run_general(p, from, to);
+}
+
 int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_t pc,
                        fl_cfi_row_t *row) {
     if (pc < fde->pc_start || pc >= fde->pc_end) return FL_ENOTFOUND;
@@ -685,6 +780,8 @@ int fl_cfi_row_compute(const fl_cfi_table_t *t, const fl_cfi_fde_t *fde, uint64_
     p.depth = 0;
     p.insns = 0;
     p.in_cie = true;
+    p.fast = fde->cie.code_align <= 1u << 20 && fde->cie.data_align <= 1 << 20 &&
+             fde->cie.data_align >= -(1 << 20);
     p.cur.touched = 0;
     p.cur.cfa_kind = 0;
     p.cur.cfa_off = 0;

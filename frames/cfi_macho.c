@@ -166,7 +166,7 @@ int fl_cfi_macho_entry(const fl_macho_unwind_rule_t *rule, const fl_reader_t *co
         }
     }
     if (((mask >> FL_DWARF_SP) & 1) || (FL_DWARF_PC != ra && ((mask >> FL_DWARF_PC) & 1)) ||
-        __builtin_popcountll(mask) > FL_CFI_CACHE_RULES)
+        (unsigned)__builtin_popcountll(mask) > FL_CFI_CACHE_RULES)
         return FL_ENOSYS;
     int64_t lo_off = h.cfa_offset + lo, reach = (int64_t)hi - lo + 8;
     if ((int64_t)hi - lo > FL_CFI_PLAIN_SPAN || lo >= 0 || -(int64_t)lo > FL_CFI_PLAIN_SPAN ||

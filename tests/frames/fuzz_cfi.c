@@ -5,8 +5,9 @@
  * input's bytes) over a small fake stack. Aborts on any broken promise of the API: a found FDE
  * that does not cover the pc, a row outside its FDE or not covering the pc, rules out of order or
  * more than FL_DWARF_REGS, an error code the API does not name, regs changed by a failed apply,
- * answers that differ with and without a memo, between fde_find and fde_parse, or between the
- * search table and the linear scan of a table that parses whole.
+ * answers that differ with and without a memo, with the bytes read in place or copied, between
+ * fde_find and fde_parse, or between the search table and the linear scan of a table that parses
+ * whole.
  *
  * Input: 8 header bytes, then the table.
  *   [0] flags: bit 0 arm64 (else x86_64); bit 1 synthesise .eh_frame_hdr from the records (the
@@ -56,6 +57,11 @@ static void check_row(const fl_cfi_row_t *row, const fl_cfi_fde_t *fde, uint64_t
 
 static bool known_error(int e) {
     return e == FL_EBADDATA || e == FL_EFAULT || e == FL_ENOTFOUND || e == FL_ENOSYS || e == FL_ERANGE;
+}
+
+/* A reader of the same bytes that never offers them in place. */
+static int copy_read(const fl_reader_t *self, uint64_t addr, void *dst, size_t len) {
+    return fl_read(self->fallback, addr, dst, len);
 }
 
 /* ---- The fake stack and registers ---- */
@@ -208,6 +214,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t in_size) {
     memcpy(img + (synth ? HDR_MAX : 0), data, size);
     fl_reader_t r;
     fl_reader_init_buffer(&r, img, img_size, ORIGIN);
+    fl_reader_t copied = {.read = copy_read, .fallback = &r}; /* (no bytes in place) */
     uint64_t records = ORIGIN + (synth ? HDR_MAX : hdr_len), records_size = img_size - (records - ORIGIN);
 
     fl_cfi_table_t lin = {.mem = &r, .eh_frame = records, .arch = arch,
@@ -273,8 +280,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *in, size_t in_size) {
         int e = fl_cfi_row_compute(&t, &a, pc, &row);
         CHECK(e == 0 || known_error(e));
         CHECK(fl_cfi_row_compute(&tm, &a, pc, &row2) == e);
+        /* The program's bytes copied rather than read in place: the general interpreter only
+         * (the fast one runs on bytes in place), which must give the same row or error. */
+        fl_cfi_table_t tc = t;
+        tc.mem = &copied;
+        tc.memo = NULL;
+        fl_cfi_row_t row3;
+        CHECK(fl_cfi_row_compute(&tc, &a, pc, &row3) == e);
         if (e) continue;
         CHECK(row_eq(&row, &row2));
+        CHECK(row_eq(&row, &row3));
         check_row(&row, &a, pc);
         /* every pc of the row has this row */
         if (row.end - row.start > 1 && row.start != pc) {
