@@ -135,8 +135,8 @@ static int pe_size(uint8_t enc) {
  * start), 0 where it has none. Indirect pointers are loaded through `mem` unless `raw` (the caller
  * only skips the field). Text- and function-relative and aligned forms are not used by the
  * toolchains of our platforms: FL_ENOSYS. */
-static uint64_t read_pointer(src_t *s, uint8_t enc, uint64_t datarel, const fl_reader_t *mem,
-                             bool raw) {
+static uint64_t read_pointer_any(src_t *s, uint8_t enc, uint64_t datarel, const fl_reader_t *mem,
+                                 bool raw) {
     uint64_t field = s->pos, v;
     switch (enc & 0x0f) {
     case 0x00: case 0x04: case 0x0c: v = uN(s, 8); break;
@@ -163,6 +163,27 @@ static uint64_t read_pointer(src_t *s, uint8_t enc, uint64_t datarel, const fl_r
     }
     if ((enc & PE_INDIRECT) && !raw && !s->err && fl_read_u64(mem, v, &v)) src_fail(s, FL_EFAULT);
     return v;
+}
+
+/* read_pointer_any, with the forms FDEs use (absolute or pc-relative, 8 bytes or signed 4:
+ * Darwin's 0x10, Linux's 0x1b) read inline from bytes in place. */
+static inline __attribute__((always_inline)) uint64_t
+read_pointer(src_t *s, uint8_t enc, uint64_t datarel, const fl_reader_t *mem, bool raw) {
+    unsigned size = (enc & 0x0f) == 0x00 ? 8 : (enc & 0x0f) == 0x0b ? 4 : 0;
+    if (size && !(enc & ~0x1fu) && s->direct && s->pos <= s->end && s->end - s->pos >= size) {
+        uint64_t field = s->pos, v;
+        const uint8_t *b = s->direct + (field - s->base);
+        if (size == 8) {
+            __builtin_memcpy(&v, b, 8);
+        } else {
+            int32_t w;
+            __builtin_memcpy(&w, b, 4);
+            v = (uint64_t)(int64_t)w;
+        }
+        s->pos += size;
+        return enc & 0x10 ? v + field : v;
+    }
+    return read_pointer_any(s, enc, datarel, mem, raw);
 }
 
 /* Skips one encoded pointer whose value does not matter (the personality routine's): only its
@@ -206,7 +227,6 @@ static uint64_t records_limit(const fl_cfi_table_t *t, uint64_t start) {
     return fl_add_u64(start, 1ull << 32, &end) ? end : UINT64_MAX;
 }
 
-/* Parses the CIE at cie into fde's CIE fields. */
 /* Parses the CIE record at addr (the last one parsed comes from the memo). */
 static int parse_cie(const fl_cfi_table_t *t, uint64_t addr, uint64_t limit, fl_cfi_cie_t *cie) {
     if (t->memo && t->memo->cie.addr == addr && addr) {
