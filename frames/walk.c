@@ -138,16 +138,16 @@ typedef struct hits {
                                * is a pointer) */
     uint64_t at, npc;         /* HITS_IMAGE: the lookup address; HITS_TEXT: the caller's pc */
     uint64_t hits;            /* cache entries used */
-    uint64_t filled;          /* HITS_MISS: the last lookup address filled (0: none) */
+    uint64_t filled;          /* the last lookup address fl_cfi_fill stored (0: none) */
 } hits_t;
-enum { HITS_STOP, HITS_END, HITS_IMAGE, HITS_TEXT, HITS_MISS };
+enum { HITS_STOP, HITS_END, HITS_IMAGE, HITS_TEXT };
 
 /* The loop of cfi_hits: steps h while the next step is a cache hit in h's image whose caller
  * returns into h's text, with no call, so that its state stays in registers. Returns why it
  * stopped: HITS_STOP (the general loop decides; also when h->o reaches h->o_end), HITS_END (the
  * outermost frame), HITS_IMAGE (h->at is outside the image), HITS_TEXT (h->npc is outside the
- * text; the step is not taken), HITS_MISS (no entry for the return address h->at, which was not
- * filled just before: the caller fills it). */
+ * text; the step is not taken). (A miss is a HITS_STOP: the loop stays as it was without
+ * misses, its state in registers.) */
 static __attribute__((noinline)) int hits_run(hits_t *h) {
     uint64_t pc = h->pc, sp = h->sp, fp = h->fp, adj = h->adj;
     fl_frame_t *o = h->o;
@@ -161,13 +161,7 @@ static __attribute__((noinline)) int hits_run(hits_t *h) {
         }
         fl_cfi_plain_t q;
         uint16_t slots[FL_CFI_CACHE_RULES];
-        if (!fl_cfi_cache_plain(fl_cfi_cache_slot(at, h->id), at, h->id, &q, slots)) {
-            if (adj && at != h->filled) {
-                h->at = at;
-                why = HITS_MISS;
-            }
-            break;
-        }
+        if (!fl_cfi_cache_plain(fl_cfi_cache_slot(at, h->id), at, h->id, &q, slots)) break;
         if (!(q.kind & (FL_CFI_ENTRY_CFA_SP | FL_CFI_ENTRY_CFA_FP))) break;
         if (q.kind & FL_CFI_ENTRY_OUTERMOST) {
             h->hits++;
@@ -254,9 +248,13 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
     for (;;) {
         int why = hits_run(&h);
         const fl_image_t *t = prev;
-        if (why == HITS_MISS) { /* computed and stored, then the loop again (the entry is a hit) */
-            if (fl_cfi_fill(c, h.at)) break;
-            h.filled = h.at;
+        uint64_t ret_at = h.pc - 1; /* (h.adj: a return address) */
+        if (why == HITS_STOP && h.adj && h.o < h.o_end && ret_at != h.filled &&
+            __atomic_load_n(&fl_cfi_cache_slot(ret_at, h.id)->key, __ATOMIC_RELAXED) != ret_at) {
+            /* A miss at a return address: computed and stored, then the loop again (the
+             * entry is a hit), unless the row is of another form (the general loop's) */
+            if (fl_cfi_fill(c, ret_at)) break;
+            h.filled = ret_at;
             c->stats.hits--; /* (the hit that follows is this miss) */
             continue;
         }
