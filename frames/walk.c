@@ -245,6 +245,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
                 .stack_lo = lo, .stack_len = len(lo, hi),
                 .delta = (uint64_t)(uintptr_t)w->base - w->origin};
     const fl_image_t *prev = NULL; /* the text before (a call into a library mostly returns) */
+    uint64_t fills = 0;
     for (;;) {
         int why = hits_run(&h);
         const fl_image_t *t = prev;
@@ -255,7 +256,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
              * entry is a hit), unless the row is of another form (the general loop's) */
             if (fl_cfi_fill(c, ret_at)) break;
             h.filled = ret_at;
-            c->stats.hits--; /* (the hit that follows is this miss) */
+            fills++;
             continue;
         }
         if (why == HITS_IMAGE) { /* another image: its identity and tables */
@@ -282,7 +283,7 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
         c->exact_pc = false;
         fl_unwind_arch_set(r, h.pc, h.sp, h.fp);
     }
-    c->stats.hits += h.hits;
+    c->stats.hits += h.hits - (fills < h.hits ? fills : h.hits); /* (a filled entry's hit: a miss) */
     c->stats.steps += found;
     return n + found;
 }
