@@ -116,6 +116,7 @@ int main(void) {
     CHECK(compared > 10000);
     CHECK(entries > compared / 2);
     CHECK(directs > compared / 2);
-    CHECK(twices > 100);
+    /* (x86_64 RBP_FRAME's five register slots can repeat one; arm64's pairs cannot) */
+    CHECK(cputype != FL_MACHO_CPU_X86_64 || twices > 100);
     TEST_END();
 }
