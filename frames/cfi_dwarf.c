@@ -568,7 +568,7 @@ static inline __attribute__((always_inline)) int run_fast(prog_t *p, src_t *s) {
     const uint8_t *q = s->direct + (s->pos - s->base), *end = s->direct + (s->end - s->base);
     uint64_t loc = p->loc, target = p->target, ca = p->fde->cie.code_align, touched;
     int64_t da = p->fde->cie.data_align;
-    unsigned n = 0, left = FL_CFI_INSNS_MAX - (p->insns < FL_CFI_INSNS_MAX ? p->insns : FL_CFI_INSNS_MAX);
+    unsigned n = 0, left = p->insns < FL_CFI_INSNS_MAX ? FL_CFI_INSNS_MAX - p->insns : 0;
     bool cie = p->in_cie;
     int ret = 0;
     state_t *c = &p->cur;

@@ -283,7 +283,8 @@ static unsigned cfi_hits(const fl_walk_env_t *env, fl_cfi_cursor_t *c, fl_regs_t
         c->exact_pc = false;
         fl_unwind_arch_set(r, h.pc, h.sp, h.fp);
     }
-    c->stats.hits += h.hits - (fills < h.hits ? fills : h.hits); /* (a filled entry's hit: a miss) */
+    /* (a filled entry's hit is counted as its miss) */
+    c->stats.hits += h.hits - (fills < h.hits ? fills : h.hits);
     c->stats.steps += found;
     return n + found;
 }

@@ -186,8 +186,9 @@ static inline __attribute__((always_inline)) int page_entry(const cu_t *cu, cons
 }
 
 /* The encoding of an entry read by page_entry. */
-static inline __attribute__((always_inline)) int page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *p,
-                         uint32_t enc_or_index, uint32_t *enc) {
+static inline __attribute__((always_inline)) int
+page_encoding(const cu_t *cu, const cu_header_t *h, const cu_page_t *p, uint32_t enc_or_index,
+              uint32_t *enc) {
     if (p->kind == CU_PAGE_REGULAR) {
         *enc = enc_or_index;
         return 0;
