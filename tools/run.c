@@ -209,8 +209,14 @@ int fl_tool_cmd_run(int argc, char **argv) {
                     (int)pid, name, fl_tool_clean(path));
             fl_tool_render_file(stderr, format, path, &c.sym);
         } else if (is_crash_signal(sig)) {
-            fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s\n",
-                    prog, (int)pid, name, fl_tool_clean(dir));
+            /* The library was installed (else it said why on stderr): the signal was left out,
+             * or the program's own handler, installed after ours, did not pass it on. */
+            fprintf(stderr,
+                    "faultline run: %s (pid %d) died of %s and wrote no report in %s: %sa "
+                    "handler of the program's own took the signal without passing it on "
+                    "(docs/preload.md)\n",
+                    prog, (int)pid, name, fl_tool_clean(dir),
+                    signals ? "it is not among --signals, or " : "most likely ");
         }
     }
     fl_tool_cli_free(&c);

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* A program built without faultline, for `faultline run` and the preload library. Usage:
  *   plain segv | abort | exit N | cat | maps | sleep | threads
- *   plain own-chain | own-recover | own-exit   (a SIGSEGV handler of its own, installed in main:
- *     chains to the previous action and re-raises | recovers with siglongjmp | exits 5) */
+ *   plain own-chain | own-recover | own-exit | own-dfl   (a SIGSEGV handler of its own, installed
+ *     in main: chains to the previous action and re-raises | recovers with siglongjmp | exits 5 |
+ *     puts SIG_DFL back and re-raises, dropping the previous action, as node and zstd do) */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -37,6 +38,11 @@ static void recover(int sig) {
 static void leave(int sig) {
     (void)sig;
     _exit(5);
+}
+
+static void dfl(int sig) {
+    signal(sig, SIG_DFL);
+    raise(sig);
 }
 
 static void *parked(void *arg) {
@@ -95,6 +101,12 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
-    fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|own-exit\n");
+    if (!strcmp(m, "own-dfl")) {
+        sa.sa_handler = dfl;
+        sigaction(SIGSEGV, &sa, NULL);
+        fault();
+    }
+    fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
+                    "own-exit|own-dfl\n");
     return 2;
 }

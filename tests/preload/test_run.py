@@ -70,7 +70,8 @@ check(r.returncode == 128 + signal.SIGABRT and "died of SIGABRT; its report" in 
       len(reports(d)) == 1, "abort: reported")
 r, d = fl_run("abort-segv-only", "abort", opts=("--signals", "SEGV"))
 check(r.returncode == 128 + signal.SIGABRT and "wrote no report" in r.stderr and
-      not reports(d), "--signals SEGV: abort is not caught, and run says so")
+      "not among --signals" in r.stderr and not reports(d),
+      "--signals SEGV: abort is not caught, and run says so")
 
 # ---- The program's own handlers, installed after the library's ----
 r, d = fl_run("own-chain", "own-chain")
@@ -81,6 +82,10 @@ check(r.returncode == 0 and r.stdout == "recovered\n" and not reports(d),
       "own handler that recovers: the program goes on, no report")
 r, d = fl_run("own-exit", "own-exit")
 check(r.returncode == 5 and not reports(d), "own handler that exits: its status, no report")
+r, d = fl_run("own-dfl", "own-dfl")
+check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
+      "wrote no report" in r.stderr and "a handler of the program's own" in r.stderr,
+      "own handler that puts SIG_DFL back and re-raises (node, zstd): no report, run says why")
 
 # ---- Threads ----
 r, d = fl_run("threads", "threads")

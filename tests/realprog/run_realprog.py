@@ -30,7 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GDB_ORACLE = os.path.join(HERE, "gdb_oracle.py")
 RELEASE_POINT = "fl_threads_release"  # crash/threads_linux.c: the parked threads go on from here
 PROGRAMS = {"python3": "/usr/bin/python3", "bash": "/bin/bash", "perl": "/usr/bin/perl",
-            "sqlite3": "/usr/bin/sqlite3", "xz": "/usr/bin/xz"}
+            "sqlite3": "/usr/bin/sqlite3", "xz": "/usr/bin/xz", "mawk": "/usr/bin/mawk"}
 TOOLS = ("gdb", "eu-stack")
 DEEP_STACK = 256 * 1024  # RLIMIT_STACK of the deep-recursion scenarios: about 2,000 frames
 
@@ -172,6 +172,10 @@ SCENARIOS = [
              "SIG_IGN, the kernel resets a fault it cannot deliver to SIG_DFL"),
     scenario("sqlite3-fts3", [PROGRAMS["sqlite3"], ":memory:"], program=PROGRAMS["sqlite3"],
              ready="sqlite", what="fts3 tokenizer module at 0x10: a fault inside libsqlite3"),
+    scenario("mawk-kill",
+             [PROGRAMS["mawk"], '{ s = s substr($0, 1, 1) } length(s) > 4096 { s = "" }'],
+             program=PROGRAMS["mawk"], ready="tasks:1", trigger="kill",
+             what="mawk busy on its input (random bytes); SIGSEGV sent by the test"),
     scenario("xz-threads", [PROGRAMS["xz"], "-1", "-T4", "--block-size=1MiB", "-c"],
              program=PROGRAMS["xz"], ready="tasks:5", trigger="kill",
              what="4 worker threads (they block every signal); SIGSEGV sent to the process "
