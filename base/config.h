@@ -25,8 +25,10 @@
 #endif
 #if defined(__x86_64__)
 #define FL_ARCH_X86_64 1
+#define FL_ELF_MACHINE 62u /* EM_X86_64: ELF files this build can load */
 #elif defined(__aarch64__)
 #define FL_ARCH_ARM64 1
+#define FL_ELF_MACHINE 183u /* EM_AARCH64 */
 #else
 #error "faultline: unsupported architecture"
 #endif

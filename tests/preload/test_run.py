@@ -12,7 +12,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from tooltest import check, finish, run, setup  # noqa: E402
 
-args = setup("--plain", "--preload")
+args = setup("--plain", "--plain-static", "--preload")
 W = args.workdir
 
 
@@ -86,6 +86,35 @@ r, d = fl_run("own-dfl", "own-dfl")
 check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
       "wrote no report" in r.stderr and "a handler of the program's own" in r.stderr,
       "own handler that puts SIG_DFL back and re-raises (node, zstd): no report, run says why")
+
+# ---- Programs the loader will not preload into: run says so before and after ----
+d = os.path.join(W, "static")
+r = subprocess.run([args.faultline, "run", "--report-dir", d, "--", args.plain_static, "segv"],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
+      "is statically linked: the loader will not preload faultline" in r.stderr and
+      "faultline was not attached (the program is statically linked)" in r.stderr,
+      "a static program: run says that faultline cannot attach, then that it was not attached")
+r = subprocess.run([args.faultline, "run", "--report-dir", d, "--", args.plain, "exit", "0"],
+                   capture_output=True, text=True, timeout=120)
+check(r.returncode == 0 and r.stderr == "", "a dynamic program: no such line")
+suid = os.path.join(W, "plain-suid")
+if os.geteuid() == 0 and not os.statvfs(W).f_flag & os.ST_NOSUID:
+    # Another user's set-user-ID program: the kernel marks its start secure, and ld.so ignores
+    # LD_PRELOAD paths (run as root, so that the copy can be given to "nobody").
+    subprocess.run(["cp", args.plain, suid], check=True)
+    os.chown(suid, 65534, -1)
+    os.chmod(suid, 0o4755)
+    os.chmod(W, 0o755)
+    d = os.path.join(W, "suid")
+    r = subprocess.run([args.faultline, "run", "--report-dir", d, "--", suid, "segv"],
+                       capture_output=True, text=True, timeout=120)
+    check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
+          "is set-user-ID to another user" in r.stderr and "not attached" in r.stderr,
+          "another user's set-user-ID program: not attached, and run says why")
+    os.remove(suid)
+else:
+    print("(set-user-ID check not run: needs root and a mount without nosuid)")
 
 # ---- Threads ----
 r, d = fl_run("threads", "threads")
