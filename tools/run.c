@@ -1,22 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /* `faultline run`: a program under libfaultline-preload.so; its crash report printed when it dies. */
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
 #include <sys/wait.h>
-#include <sys/xattr.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "base/config.h"
 #include "crash/crash.h"
 #include "report/report.h"
 #include "tools/tool.h"
@@ -82,68 +76,6 @@ static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out
     }
     closedir(d);
     return found;
-}
-
-/* The file execvp runs for name: name itself if it has a slash, else the first executable
- * regular file of that name along PATH (glibc's default when PATH is unset). */
-static bool program_path(const char *name, char *out, size_t cap) {
-    if (strchr(name, '/')) return snprintf(out, cap, "%s", name) < (int)cap;
-    const char *path = getenv("PATH");
-    if (!path) path = "/bin:/usr/bin";
-    for (const char *p = path;; p++) {
-        const char *end = strchr(p, ':');
-        size_t n = end ? (size_t)(end - p) : strlen(p);
-        struct stat st;
-        if (snprintf(out, cap, "%.*s%s%s", (int)n, p, n ? "/" : "", name) < (int)cap &&
-            access(out, X_OK) == 0 && stat(out, &st) == 0 && S_ISREG(st.st_mode))
-            return true;
-        if (!end) return false;
-        p = end;
-    }
-}
-
-/* Why the loader will not preload the library into the program run for name, or NULL (it will,
- * or the file cannot be read: execvp then says what is wrong). ld.so ignores LD_PRELOAD's paths
- * in a program that gains privileges at exec (another user's set-user-ID or another group's
- * set-group-ID, file capabilities for a user other than root; not on a nosuid mount), cannot load
- * the library into a program of another architecture or word size, and a statically linked
- * program has no ld.so at all. The file is the user's choice but read as untrusted: opened
- * without blocking, checked to be a regular file, its headers read with bounds. */
-static const char *not_attachable(const char *name) {
-    char path[PATH_MAX];
-    if (!program_path(name, path, sizeof path)) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
-    if (fd < 0) return NULL;
-    const char *why = NULL;
-    struct statvfs vf;
-    bool nosuid = fstatvfs(fd, &vf) == 0 && (vf.f_flag & ST_NOSUID);
-    ElfW(Ehdr) eh;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        /* (execvp will say) */
-    } else if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
-        why = "is set-user-ID to another user";
-    } else if (!nosuid && (st.st_mode & S_ISGID) && st.st_gid != getgid()) {
-        why = "is set-group-ID to another group";
-    } else if (!nosuid && getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) > 0) {
-        why = "has file capabilities";
-    } else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-               memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0) {
-        if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
-            eh.e_machine != FL_ELF_MACHINE) {
-            why = "is built for another architecture or word size than the library";
-        } else if (eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum && eh.e_phnum <= 256) {
-            ElfW(Phdr) ph[256];
-            size_t len = (size_t)eh.e_phnum * sizeof ph[0];
-            bool interp = false;
-            if (pread(fd, ph, len, (off_t)eh.e_phoff) == (ssize_t)len) {
-                for (unsigned k = 0; k < eh.e_phnum; k++) interp |= ph[k].p_type == PT_INTERP;
-                if (!interp) why = "is statically linked";
-            }
-        }
-    }
-    close(fd);
-    return why;
 }
 
 static bool is_crash_signal(int sig) {
@@ -219,7 +151,7 @@ int fl_tool_cmd_run(int argc, char **argv) {
         dir = dabs;
     }
     /* Said now: the program then runs as it would without faultline. */
-    const char *unattached = not_attachable(argv[i]);
+    const char *unattached = fl_tool_not_attachable(argv[i]);
     if (unattached)
         fprintf(stderr, "faultline run: %s %s: the loader will not preload faultline into it, so "
                         "it runs without crash reports (docs/preload.md)\n",

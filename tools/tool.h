@@ -243,6 +243,15 @@ int fl_tool_minidump(const Faultline__Report *r, uint8_t **out, size_t *len);
  * libfaultline-preload.so; when it dies of a signal that wrote a report, the report on stderr.
  * The exit status is the program's, or 128 + the signal that killed it. */
 int fl_tool_cmd_run(int argc, char **argv);
+/* Why ld.so will not preload the library into the program execvp runs for name (a phrase that
+ * follows "the program"), or NULL when it will or the file cannot be read (execvp then says
+ * what is wrong). Linux (attach_linux.c): ld.so ignores LD_PRELOAD's paths in a start that gains
+ * privileges (another user's set-user-ID or another group's set-group-ID program, file
+ * capabilities for a user other than root; not on a nosuid mount), cannot load the library into
+ * a program of another architecture or word size, and a statically linked program has no ld.so.
+ * The file is the user's choice but read as untrusted: opened without blocking, checked to be a
+ * regular file, its ELF headers read with bounds. Darwin: NULL. NOT AS-SAFE. */
+const char *fl_tool_not_attachable(const char *name);
 
 /* ---- Reading JSON input (json_parse.c): a tree, bounded for untrusted files ---- */
 
