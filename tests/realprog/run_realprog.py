@@ -174,7 +174,7 @@ SCENARIOS = [
              ready="sqlite", what="fts3 tokenizer module at 0x10: a fault inside libsqlite3"),
     scenario("mawk-kill",
              [PROGRAMS["mawk"], '{ s = s substr($0, 1, 1) } length(s) > 4096 { s = "" }'],
-             program=PROGRAMS["mawk"], ready="tasks:1", trigger="kill",
+             program=PROGRAMS["mawk"], ready="caught", trigger="kill",
              what="mawk busy on its input (random bytes); SIGSEGV sent by the test"),
     scenario("xz-threads", [PROGRAMS["xz"], "-1", "-T4", "--block-size=1MiB", "-c"],
              program=PROGRAMS["xz"], ready="tasks:5", trigger="kill",
@@ -263,6 +263,18 @@ def run_scenario(sc):
             p.stdin.flush()
             if read_line(p.stdout, deadline) != "ready":
                 raise Failed("sqlite3 did not answer .print")
+        elif sc["ready"] == "caught":  # faultline's handler in place (SigCgt has the signal)
+            while True:
+                try:
+                    with open(f"/proc/{pid}/status") as f:
+                        cgt = next(int(l.split()[1], 16) for l in f if l.startswith("SigCgt:"))
+                except (OSError, StopIteration, ValueError):
+                    cgt = 0
+                if cgt >> (sc["sig"] - 1) & 1:
+                    break
+                if time.monotonic() > deadline or p.poll() is not None:
+                    raise Failed("the program's handler for the signal was never installed")
+                time.sleep(0.02)
         elif sc["ready"].startswith("tasks:"):
             want = int(sc["ready"].split(":")[1])
             while len(os.listdir(f"/proc/{pid}/task")) < want:
