@@ -36,6 +36,11 @@ typedef struct fl_crash_config {
 extern fl_crash_config_t fl_crash_config;
 extern const int fl_crash_signals[FL_CRASH_SIGNAL_COUNT];
 
+/* "SEGV,SIGBUS,6": crash signals by name with or without SIG or by number, separated by commas
+ * or spaces (FAULTLINE_SIGNALS, `faultline run --signals`): *mask gets their bits. False for
+ * anything else. NOT AS-SAFE. */
+bool fl_crash_signals_parse(const char *s, uint64_t *mask);
+
 /* What fl_install prepares for the platform, after the shared configuration above and the
  * reserved descriptors (install_<platform>.c): the safe reader, what the image list needs, the
  * alternate stacks, then the handlers. Undone by

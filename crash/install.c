@@ -81,6 +81,30 @@ static void forget_marker_in_child(void) {
     fl_crash_watchdog_forget(); /* the watchdog thread stayed in the parent */
 }
 
+bool fl_crash_signals_parse(const char *s, uint64_t *mask) {
+    *mask = 0;
+    while (*s) {
+        size_t n = strcspn(s, ", ");
+        if (n) {
+            char *end;
+            long num = strtol(s, &end, 10);
+            int sig = 0;
+            for (unsigned i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
+                int c = fl_crash_signals[i];
+                const char *name = fl_signal_name(c); /* "SIGSEGV" */
+                size_t len = strlen(name);
+                if ((end == s + n && num == c) || (n == len && strncmp(s, name, n) == 0) ||
+                    (n == len - 3 && strncmp(s, name + 3, n) == 0))
+                    sig = c;
+            }
+            if (!sig) return false;
+            *mask |= 1ull << sig;
+        }
+        s += n + (s[n] != 0);
+    }
+    return true;
+}
+
 int fl_crash_install(const fl_options *opts) {
     if (g_installed) return FL_EBUSY;
     if (!opts || !opts->report_dir || !*opts->report_dir) return FL_EINVAL;

@@ -23,32 +23,6 @@ static void say(const char *what, const char *detail) {
     fl_log_stderr(msg);
 }
 
-/* "SEGV,SIGBUS,6": signals fl_install catches, by name with or without SIG or by number,
- * separated by commas or spaces: *mask gets their bits. False for anything else. */
-static bool parse_signals(const char *s, uint64_t *mask) {
-    *mask = 0;
-    while (*s) {
-        size_t n = strcspn(s, ", ");
-        if (n) {
-            char *end;
-            long num = strtol(s, &end, 10);
-            int sig = 0;
-            for (unsigned i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
-                int c = fl_crash_signals[i];
-                const char *name = fl_signal_name(c); /* "SIGSEGV" */
-                size_t len = strlen(name);
-                if ((end == s + n && num == c) || (n == len && strncmp(s, name, n) == 0) ||
-                    (n == len - 3 && strncmp(s, name + 3, n) == 0))
-                    sig = c;
-            }
-            if (!sig) return false;
-            *mask |= 1ull << sig;
-        }
-        s += n + (s[n] != 0);
-    }
-    return true;
-}
-
 /* A whole decimal number in [0, max], or false. */
 static bool parse_uint(const char *s, unsigned max, unsigned *out) {
     char *end;
@@ -103,7 +77,7 @@ __attribute__((constructor)) static void preload_init(void) {
     o.app_name = fl_env_get("FAULTLINE_APP_NAME");
     if (!o.app_name || !*o.app_name) o.app_name = program_invocation_short_name;
     o.app_version = fl_env_get("FAULTLINE_APP_VERSION");
-    if ((v = fl_env_get("FAULTLINE_SIGNALS")) && *v && !parse_signals(v, &o.signals)) {
+    if ((v = fl_env_get("FAULTLINE_SIGNALS")) && *v && !fl_crash_signals_parse(v, &o.signals)) {
         say("not installed: FAULTLINE_SIGNALS lists signals other than SEGV, BUS, ILL, FPE, "
             "ABRT, TRAP, SYS: ", v);
         return;

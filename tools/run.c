@@ -124,6 +124,12 @@ int fl_tool_cmd_run(int argc, char **argv) {
         fprintf(stderr, "faultline run: no program to run\n");
         goto usage;
     }
+    uint64_t sigmask = 0; /* (--signals, checked here rather than by the library in the program) */
+    if (signals && !fl_crash_signals_parse(signals, &sigmask)) {
+        fprintf(stderr, "faultline run: --signals %s: only SEGV, BUS, ILL, FPE, ABRT, TRAP and SYS "
+                        "(by name or number)\n", fl_tool_clean(signals));
+        goto usage;
+    }
     char lib[PATH_MAX], dbuf[1024], dabs[PATH_MAX];
     if (!find_preload(preload, lib, sizeof lib)) {
         fprintf(stderr, "faultline run: %s not found (looked %s%s); give it with --preload PATH\n",
@@ -219,14 +225,15 @@ int fl_tool_cmd_run(int argc, char **argv) {
                             "not attached (the program %s)\n",
                     prog, (int)pid, name, unattached);
         } else if (is_crash_signal(sig)) {
-            /* The library was installed (else it said why on stderr): the signal was left out,
-             * or the program's own handler, installed after ours, did not pass it on. */
-            fprintf(stderr,
-                    "faultline run: %s (pid %d) died of %s and wrote no report in %s: %sa "
-                    "handler of the program's own took the signal without passing it on "
-                    "(docs/preload.md)\n",
-                    prog, (int)pid, name, fl_tool_clean(dir),
-                    signals ? "it is not among --signals, or " : "most likely ");
+            /* The signal was left out; the library could not use the directory (it said so on
+             * stderr); or the program's own handler, installed after ours, did not pass it on. */
+            const char *why = signals && !(sigmask >> sig & 1) ? "--signals does not include it"
+                              : access(dir, W_OK | X_OK) != 0
+                                  ? "faultline could not use the directory (its line above says why)"
+                                  : "most likely a handler of the program's own took the signal "
+                                    "without passing it on (docs/preload.md)";
+            fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s: %s\n",
+                    prog, (int)pid, name, fl_tool_clean(dir), why);
         }
     }
     fl_tool_cli_free(&c);

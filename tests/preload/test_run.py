@@ -70,8 +70,16 @@ check(r.returncode == 128 + signal.SIGABRT and "died of SIGABRT; its report" in 
       len(reports(d)) == 1, "abort: reported")
 r, d = fl_run("abort-segv-only", "abort", opts=("--signals", "SEGV"))
 check(r.returncode == 128 + signal.SIGABRT and "wrote no report" in r.stderr and
-      "not among --signals" in r.stderr and not reports(d),
+      "--signals does not include it" in r.stderr and not reports(d),
       "--signals SEGV: abort is not caught, and run says so")
+r, d = fl_run("bad-signals", "exit", "3", opts=("--signals", "SEGV,USR1"))
+check(r.returncode == 2 and "--signals SEGV,USR1: only SEGV" in r.stderr and not os.path.exists(d),
+      "--signals with another signal: a usage error, the program not started")
+r = subprocess.run([args.faultline, "run", "--report-dir", "/proc/faultline-nope", "--",
+                    args.plain, "segv"], capture_output=True, text=True, timeout=120)
+check(r.returncode == 128 + signal.SIGSEGV and "not installed" in r.stderr and
+      "faultline could not use the directory" in r.stderr,
+      "a report directory the library cannot use: its line, then run's")
 
 # ---- The program's own handlers, installed after the library's ----
 r, d = fl_run("own-chain", "own-chain")
