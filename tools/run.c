@@ -227,7 +227,8 @@ int fl_tool_cmd_run(int argc, char **argv) {
         } else if (is_crash_signal(sig)) {
             /* The signal was left out; the library could not use the directory (it said so on
              * stderr); or the program's own handler, installed after ours, did not pass it on. */
-            const char *why = signals && !(sigmask >> sig & 1) ? "--signals does not include it"
+            const char *why = signals && *signals && !(sigmask >> sig & 1)
+                                  ? "--signals does not include it" /* ("": all, as unset) */
                               : access(dir, W_OK | X_OK) != 0
                                   ? "faultline could not use the directory (its line above says why)"
                                   : "most likely a handler of the program's own took the signal "
