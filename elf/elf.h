@@ -93,6 +93,9 @@ const char *fl_elf_file_debuglink(const fl_elf_file_t *f);
 unsigned fl_elf_file_phnum(const fl_elf_file_t *f);
 int fl_elf_file_load_segment(const fl_elf_file_t *f, unsigned i, uint64_t *vaddr, uint64_t *memsz,
                              uint64_t *offset, uint64_t *filesz, uint32_t *flags);
+/* Whether a program header of type p_type (PT_INTERP: the file names a program interpreter, so
+ * it is not statically linked) is there. */
+bool fl_elf_file_has_segment(const fl_elf_file_t *f, uint32_t p_type);
 /* Symbols the symbolizer uses (after merging aliases), building the index if needed; negative
  * FL_E* if it cannot be built. */
 long fl_elf_file_symbol_count(fl_elf_file_t *f);

@@ -160,6 +160,13 @@ int fl_elf_file_load_segment(const fl_elf_file_t *f, unsigned i, uint64_t *vaddr
     return 0;
 }
 
+bool fl_elf_file_has_segment(const fl_elf_file_t *f, uint32_t p_type) {
+    Elf64_Phdr ph;
+    for (uint64_t i = 0; i < f->phnum; i++)
+        if (get_phdr(f, i, &ph) && ph.p_type == p_type) return true;
+    return false;
+}
+
 int fl_elf_file_build_id(const fl_elf_file_t *f, uint8_t *id, unsigned cap, unsigned *len) {
     /* Program headers first (what the loader maps, hence what the memory side sees), then
      * sections, for objects whose notes are not in a PT_NOTE. */

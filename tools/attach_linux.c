@@ -3,7 +3,6 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +12,9 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "base/base.h"
 #include "base/config.h"
+#include "elf/elf.h"
 #include "tools/tool.h"
 
 /* The file execvp runs for name: name itself if it has a slash, else the first executable
@@ -36,37 +37,30 @@ static bool program_path(const char *name, char *out, size_t cap) {
 
 const char *fl_tool_not_attachable(const char *name) {
     char path[PATH_MAX];
-    if (!program_path(name, path, sizeof path)) return NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-    struct stat st;
+    uint64_t size;
+    int fd = program_path(name, path, sizeof path) ? fl_open_regular(AT_FDCWD, path, 0, &size) : -1;
     if (fd < 0) return NULL;
-    const char *why = NULL;
+    struct stat st;
     struct statvfs vf;
-    bool nosuid = fstatvfs(fd, &vf) == 0 && (vf.f_flag & ST_NOSUID);
-    ElfW(Ehdr) eh;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        /* (execvp will say) */
-    } else if (!nosuid && (st.st_mode & S_ISUID) && st.st_uid != getuid()) {
-        why = "is set-user-ID to another user";
-    } else if (!nosuid && (st.st_mode & S_ISGID) && st.st_gid != getgid()) {
-        why = "is set-group-ID to another group";
-    } else if (!nosuid && getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) > 0) {
-        why = "has file capabilities";
-    } else if (pread(fd, &eh, sizeof eh, 0) == (ssize_t)sizeof eh &&
-               memcmp(eh.e_ident, ELFMAG, SELFMAG) == 0) {
-        if (eh.e_ident[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32) ||
-            eh.e_machine != FL_ELF_MACHINE) {
-            why = "is built for another architecture or word size than the library";
-        } else if (eh.e_phentsize == sizeof(ElfW(Phdr)) && eh.e_phnum && eh.e_phnum <= 256) {
-            ElfW(Phdr) ph[256];
-            size_t len = (size_t)eh.e_phnum * sizeof ph[0];
-            bool interp = false;
-            if (pread(fd, ph, len, (off_t)eh.e_phoff) == (ssize_t)len) {
-                for (unsigned k = 0; k < eh.e_phnum; k++) interp |= ph[k].p_type == PT_INTERP;
-                if (!interp) why = "is statically linked";
-            }
-        }
+    const char *why = NULL;
+    /* (a nosuid mount ignores set-user-ID, set-group-ID and file capabilities) */
+    if (fstatvfs(fd, &vf) == 0 && !(vf.f_flag & ST_NOSUID) && fstat(fd, &st) == 0) {
+        if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+            why = "is set-user-ID to another user";
+        else if ((st.st_mode & S_ISGID) && st.st_gid != getgid())
+            why = "is set-group-ID to another group";
+        else if (getuid() != 0 && fgetxattr(fd, "security.capability", NULL, 0) > 0)
+            why = "has file capabilities";
     }
     close(fd);
+    fl_elf_file_t *f;
+    /* Not an ELF file the reader takes (a script; a 32-bit program, which ld.so itself says it
+     * cannot preload the library into): nothing to add. */
+    if (why || fl_elf_file_open(path, &f) != 0) return why;
+    if (fl_elf_file_machine(f) != FL_ELF_MACHINE)
+        why = "is built for another architecture";
+    else if (!fl_elf_file_has_segment(f, PT_INTERP))
+        why = "is statically linked";
+    fl_elf_file_close(f);
     return why;
 }

@@ -248,9 +248,9 @@ int fl_tool_cmd_run(int argc, char **argv);
  * what is wrong). Linux (attach_linux.c): ld.so ignores LD_PRELOAD's paths in a start that gains
  * privileges (another user's set-user-ID or another group's set-group-ID program, file
  * capabilities for a user other than root; not on a nosuid mount), cannot load the library into
- * a program of another architecture or word size, and a statically linked program has no ld.so.
- * The file is the user's choice but read as untrusted: opened without blocking, checked to be a
- * regular file, its ELF headers read with bounds. Darwin: NULL. NOT AS-SAFE. */
+ * a program of another architecture, and a statically linked program has no ld.so. The file is
+ * the user's choice but read as untrusted: fl_open_regular, then elf/'s file reader. Darwin:
+ * NULL. NOT AS-SAFE. */
 const char *fl_tool_not_attachable(const char *name);
 
 /* ---- Reading JSON input (json_parse.c): a tree, bounded for untrusted files ---- */
