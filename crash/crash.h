@@ -86,6 +86,23 @@ void fl_crash_sigaction_init(struct sigaction *sa, void (*fn)(int, siginfo_t *, 
 int fl_crash_handlers_install(void);
 void fl_crash_handlers_uninstall(void);
 
+/* For a library that interposes sigaction (the preload, docs/preload.md): the sigaction that
+ * faultline's own actions are set with from now on (one the interposition does not reach).
+ * Before fl_crash_install. NOT AS-SAFE. */
+typedef int (*fl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+void fl_crash_use_sigaction(fl_sigaction_fn fn);
+/* Whether faultline stands in for the default action of `sig`: one of the crash signals whose
+ * action it set, while no crash (or snapshot) is being handled. AS-SAFE. */
+bool fl_crash_stands_in(int sig);
+/* The application's sigaction, as seen by a program that does not know faultline is there. For
+ * a signal faultline stands in for, SIG_DFL keeps faultline's action in place, with the default
+ * action (not the one in place before fl_install) following it after the report, and reads back
+ * as SIG_DFL until the application sets another action; any other action is set as asked.
+ * Otherwise it is the plain sigaction. So a program that resets its crash signals (node), or a
+ * handler of its own that puts SIG_DFL back and raises again (zstd, ISO C's idiom), still gets
+ * its report, and then dies of the signal as it asked. 0, or -1 with errno. AS-SAFE. */
+int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+
 /* ---- Other threads, Linux (threads_linux.c) ---- */
 
 enum { /* values equal faultline.Thread.State */

@@ -15,6 +15,19 @@ const int fl_crash_signals[FL_CRASH_SIGNAL_COUNT] = {SIGSEGV, SIGBUS, SIGILL, SI
 static struct sigaction g_previous[FL_CRASH_SIGNAL_COUNT];
 static uint64_t g_caught; /* the signals whose action is ours (and g_previous[i] theirs) */
 static volatile int g_actions_restored;
+static uint64_t g_standin; /* caught signals the application has since set to SIG_DFL: our
+                              action stayed, and the default, not g_previous[i], follows it */
+static fl_sigaction_fn g_sigaction; /* NULL: libc's sigaction */
+
+void fl_crash_use_sigaction(fl_sigaction_fn fn) { g_sigaction = fn; }
+
+/* Every action faultline itself sets goes here, past an interposed sigaction: dying of a signal
+ * needs the real SIG_DFL, which fl_crash_app_sigaction would turn into our handler. */
+static int set_action(int sig, const struct sigaction *act, struct sigaction *old) {
+    return g_sigaction ? g_sigaction(sig, act, old) : sigaction(sig, act, old);
+}
+
+static bool standin(int sig) { return __atomic_load_n(&g_standin, __ATOMIC_SEQ_CST) >> sig & 1; }
 
 enum { IDLE = 0, CAPTURING = 1, DONE = 2, SNAPSHOT = 3 };
 static volatile int g_state;       /* futex word: IDLE -> CAPTURING -> DONE once per process;
@@ -23,19 +36,24 @@ static volatile int g_owner_tid;   /* the thread that captures on its own stack 
 static volatile int g_owner_sig;   /* the signal it is capturing (0 for a snapshot) */
 static volatile int g_owner_depth; /* handler entries on the owner thread (recrash detection) */
 
-/* sigaction is async-signal-safe. */
-void fl_crash_restore_signal_actions(void) {
-    if (__atomic_exchange_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST)) return;
-    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
-        if (g_caught >> fl_crash_signals[i] & 1) sigaction(fl_crash_signals[i], &g_previous[i], NULL);
-}
-
 static void set_default(int sig) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, NULL);
+    set_action(sig, &sa, NULL);
+}
+
+/* What follows our action for fl_crash_signals[i]. sigaction is async-signal-safe. */
+static void restore(int i) {
+    if (standin(fl_crash_signals[i])) set_default(fl_crash_signals[i]);
+    else set_action(fl_crash_signals[i], &g_previous[i], NULL);
+}
+
+void fl_crash_restore_signal_actions(void) {
+    if (__atomic_exchange_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST)) return;
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (g_caught >> fl_crash_signals[i] & 1) restore(i);
 }
 
 static void unblock_and_raise(int sig) {
@@ -68,7 +86,7 @@ void fl_crash_pass_on(int sig, siginfo_t *info, void *uc, bool done, bool code_t
     const struct sigaction *prev = NULL;
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
         if (fl_crash_signals[i] == sig) prev = &g_previous[i];
-    if (!prev || prev->sa_handler == SIG_DFL)
+    if (!prev || prev->sa_handler == SIG_DFL || standin(sig))
         die_of(sig);
     else if (prev->sa_handler == SIG_IGN)
         return;
@@ -172,7 +190,9 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
         /* Another thread (or Darwin's exception server) is capturing a crash: leave our
          * registers for its report, wait for it (bounded), then go on. */
         if (seen == CAPTURING && ucontext) fl_crash_publish_waiter(sig, ucontext);
-        bool done = wait_while(CAPTURING, FL_CRASH_WAIT_NS) == DONE;
+        /* Our action still in place once DONE was seen (an application's sigaction raced with
+         * the restore, fl_crash_app_sigaction): only the default ends it without a loop. */
+        bool done = seen == CAPTURING && wait_while(CAPTURING, FL_CRASH_WAIT_NS) == DONE;
         fl_crash_pass_on(sig, info, ucontext, done, FL_SIGINFO_TELLS_ORIGIN);
         return;
     }
@@ -245,18 +265,18 @@ int fl_crash_handlers_install(void) {
      * again (to recover at a guard, or to die of the original signal) instead of being forced
      * fatal by the kernel as a blocked synchronous signal. Other signals wait until we are done. */
     fl_crash_sigaction_init(&sa, handler, SA_NODEFER);
-    g_caught = 0;
+    __atomic_store_n(&g_caught, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&g_standin, 0, __ATOMIC_SEQ_CST);
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
         int sig = fl_crash_signals[i];
         if (!(fl_crash_config.signals >> sig & 1)) continue;
-        if (sigaction(sig, &sa, &g_previous[i]) != 0) {
+        if (set_action(sig, &sa, &g_previous[i]) != 0) {
+            uint64_t caught = __atomic_exchange_n(&g_caught, 0, __ATOMIC_SEQ_CST);
             while (i--)
-                if (g_caught >> fl_crash_signals[i] & 1)
-                    sigaction(fl_crash_signals[i], &g_previous[i], NULL);
-            g_caught = 0;
+                if (caught >> fl_crash_signals[i] & 1) restore(i);
             return FL_EIO;
         }
-        g_caught |= 1ull << sig;
+        __atomic_or_fetch(&g_caught, 1ull << sig, __ATOMIC_SEQ_CST);
     }
     __atomic_store_n(&g_actions_restored, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
@@ -264,14 +284,46 @@ int fl_crash_handlers_install(void) {
 }
 
 void fl_crash_handlers_uninstall(void) {
+    uint64_t caught = __atomic_exchange_n(&g_caught, 0, __ATOMIC_SEQ_CST);
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
         struct sigaction cur;
         /* Only undo our own action: one the application installed after us stays. */
-        if ((g_caught >> fl_crash_signals[i] & 1) &&
-            sigaction(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+        if ((caught >> fl_crash_signals[i] & 1) &&
+            set_action(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
             cur.sa_sigaction == handler)
-            sigaction(fl_crash_signals[i], &g_previous[i], NULL);
+            restore(i);
     }
     __atomic_store_n(&g_actions_restored, 1, __ATOMIC_SEQ_CST);
     __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+}
+
+bool fl_crash_stands_in(int sig) {
+    return sig > 0 && sig < 64 && (__atomic_load_n(&g_caught, __ATOMIC_SEQ_CST) >> sig & 1) &&
+           __atomic_load_n(&g_state, __ATOMIC_SEQ_CST) == IDLE &&
+           !__atomic_load_n(&g_actions_restored, __ATOMIC_SEQ_CST);
+}
+
+int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
+    if (!fl_crash_stands_in(sig)) return set_action(sig, act, old);
+    uint64_t bit = 1ull << sig;
+    bool was = standin(sig);
+    int r;
+    if (act && act->sa_handler == SIG_DFL) {
+        /* The bit before the action: a crash in between finds the default to follow ours. */
+        struct sigaction sa;
+        fl_crash_sigaction_init(&sa, handler, SA_NODEFER);
+        __atomic_or_fetch(&g_standin, bit, __ATOMIC_SEQ_CST);
+        r = set_action(sig, &sa, old);
+        if (r != 0 && !was) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
+    } else {
+        /* The bit after: until their action is in, ours is, and the default still follows. */
+        r = set_action(sig, act, old);
+        if (r == 0 && act) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
+    }
+    if (r == 0 && old && was) {
+        memset(old, 0, sizeof *old);
+        old->sa_handler = SIG_DFL;
+        sigemptyset(&old->sa_mask);
+    }
+    return r;
 }

@@ -62,10 +62,51 @@ static void drop_from_ld_preload(void) {
     free(out);
 }
 
+/* glibc's own sigaction, signal and ISO C signal, under names that interposing them here does not
+ * take (exported from glibc for compatibility on every architecture it supports). */
+extern int libc_sigaction(int, const struct sigaction *, struct sigaction *) __asm__("__sigaction");
+extern sighandler_t libc_bsd_signal(int, sighandler_t) __asm__("bsd_signal");
+extern sighandler_t libc_sysv_signal(int, sighandler_t) __asm__("sysv_signal");
+
+/* The program's sigaction, signal and ISO C signal (a strict C program's `signal` is
+ * __sysv_signal): SIG_DFL for a crash signal keeps faultline's action in place, with the default
+ * after the report (fl_crash_app_sigaction); anything else goes to glibc unchanged. AS-SAFE. */
+__attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
+                                                     struct sigaction *old) {
+    if (!fl_crash_stands_in(sig)) return libc_sigaction(sig, act, old);
+    return fl_crash_app_sigaction(sig, act, old);
+}
+
+/* signal() through fl_crash_app_sigaction, with the action glibc builds (`flags`). */
+static sighandler_t set_handler(int sig, sighandler_t fn, int flags) {
+    struct sigaction act, old;
+    if (fn == SIG_ERR) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    memset(&act, 0, sizeof act);
+    act.sa_handler = fn;
+    sigemptyset(&act.sa_mask);
+    if (!(flags & SA_NODEFER)) sigaddset(&act.sa_mask, sig);
+    act.sa_flags = flags;
+    return fl_crash_app_sigaction(sig, &act, &old) ? SIG_ERR : old.sa_handler;
+}
+
+__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t fn) {
+    if (!fl_crash_stands_in(sig)) return libc_bsd_signal(sig, fn);
+    return set_handler(sig, fn, SA_RESTART);
+}
+
+__attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig, sighandler_t fn) {
+    if (!fl_crash_stands_in(sig)) return libc_sysv_signal(sig, fn);
+    return set_handler(sig, fn, SA_RESETHAND | SA_NODEFER);
+}
+
 __attribute__((constructor)) static void preload_init(void) {
     /* setuid/setgid and other secure-execution programs: nothing (ld.so already ignores
      * LD_PRELOAD entries with a slash there, and unprivileged libraries from elsewhere). */
     if (getauxval(AT_SECURE)) return;
+    fl_crash_use_sigaction(libc_sigaction);
     const char *v = fl_env_get("FAULTLINE_INHERIT");
     if (v && strcmp(v, "0") == 0) drop_from_ld_preload();
     else if (v && strcmp(v, "1") != 0) say("FAULTLINE_INHERIT is 0 or 1, not ", v);

@@ -17,7 +17,7 @@ FL_DEPS=(
   lld-14                                 # ld64.lld-14: links the Darwin dylib (make darwin)
   clang-14 libclang-rt-14-dev            # the sanitizer build: ASan, UBSan, libFuzzer runtimes
   python3 gdb
-  bash perl-base sqlite3 xz-utils mawk   # tests/realprog crashes them (with python3; gdb, elfutils'
+  bash perl-base sqlite3 xz-utils mawk zstd  # tests/realprog crashes them (with python3; gdb, elfutils'
                                          # eu-stack and libc6-dbg are its oracles)
   python3-unicorn python3-capstone       # the Darwin emulation tests (tests/darwin_emu)
   python3-jsonschema                     # Sentry events against Sentry's schema (tests/tools)

@@ -1,17 +1,25 @@
 /* SPDX-License-Identifier: MIT */
 /* A program built without faultline, for `faultline run` and the preload library. Usage:
  *   plain segv | abort | exit N | cat | maps | sleep | threads
- *   plain own-chain | own-recover | own-exit | own-dfl   (a SIGSEGV handler of its own, installed
- *     in main: chains to the previous action and re-raises | recovers with siglongjmp | exits 5 |
- *     puts SIG_DFL back and re-raises, dropping the previous action, as node and zstd do) */
+ *   plain own-chain | own-recover | own-exit | own-dfl | own-dfl-iso | own-dfl-raw   (a SIGSEGV
+ *     handler of its own, installed in main: chains to the previous action and re-raises |
+ *     recovers with siglongjmp | exits 5 | puts SIG_DFL back with signal() and re-raises, dropping
+ *     the previous action, as zstd does | the same with ISO C's signal (glibc's __sysv_signal) |
+ *     the same with the rt_sigaction system call, as Go's runtime would)
+ *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
+ *     sigaction and signal read SIG_DFL back, then faults) */
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
+
+extern __sighandler_t __sysv_signal(int, __sighandler_t); /* ISO C's signal in glibc */
 
 static struct sigaction g_prev;
 static sigjmp_buf g_jmp;
@@ -42,6 +50,19 @@ static void leave(int sig) {
 
 static void dfl(int sig) {
     signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void dfl_iso(int sig) {
+    __sysv_signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+/* The kernel's struct sigaction starts with the handler on every Linux architecture; the rest
+ * (flags, restorer, mask) stays zero. */
+static void dfl_raw(int sig) {
+    unsigned long k[4] = {(unsigned long)SIG_DFL, 0, 0, 0};
+    syscall(SYS_rt_sigaction, sig, k, NULL, 8);
     raise(sig);
 }
 
@@ -101,12 +122,22 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
-    if (!strcmp(m, "own-dfl")) {
-        sa.sa_handler = dfl;
+    if (!strcmp(m, "own-dfl") || !strcmp(m, "own-dfl-iso") || !strcmp(m, "own-dfl-raw")) {
+        sa.sa_handler = !strcmp(m, "own-dfl") ? dfl : !strcmp(m, "own-dfl-iso") ? dfl_iso : dfl_raw;
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
+    if (!strcmp(m, "reset-dfl")) {
+        struct sigaction q;
+        sa.sa_handler = SIG_DFL;
+        sigaction(SIGSEGV, &sa, NULL);
+        bool dfl_read = sigaction(SIGSEGV, NULL, &q) == 0 && q.sa_handler == SIG_DFL &&
+                        signal(SIGSEGV, SIG_DFL) == SIG_DFL;
+        printf("SIG_DFL %s\n", dfl_read ? "read back" : "not read back");
+        fflush(stdout);
+        fault();
+    }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl\n");
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl\n");
     return 2;
 }

@@ -90,10 +90,33 @@ check(r.returncode == 0 and r.stdout == "recovered\n" and not reports(d),
       "own handler that recovers: the program goes on, no report")
 r, d = fl_run("own-exit", "own-exit")
 check(r.returncode == 5 and not reports(d), "own handler that exits: its status, no report")
-r, d = fl_run("own-dfl", "own-dfl")
+# SIG_DFL set again for a crash signal, however the program sets it through libc: the library's
+# action stays, the report is written, and the program dies of the signal as it asked. The report
+# holds the fault's own context: frame 0 in fault() per nm, whether the signal came back from
+# the raise (pending until the handler returned) or from the fault itself.
+lo, hi = nm_range("fault")
+for mode, how in (("own-dfl", "signal(SIG_DFL) and raise in its handler (zstd)"),
+                  ("own-dfl-iso", "ISO C signal(SIG_DFL) and raise in its handler"),
+                  ("reset-dfl", "sigaction(SIG_DFL) at start (node)")):
+    r, d = fl_run(mode, mode)
+    rep = reports(d)
+    ok = check(r.returncode == 128 + signal.SIGSEGV and len(rep) == 1 and
+               "died of SIGSEGV; its report" in r.stderr, f"{mode}: {how}: one report")
+    if ok:
+        doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+        t = doc["threads"][0]
+        main_img = next(i for i in doc["images"] if i["is_main"])
+        pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
+        check(t["crashed"] and lo <= pc0 < hi, f"{mode}: frame 0 in fault() per nm ({pc0:#x})")
+check(r.stdout == "SIG_DFL read back\n", f"reset-dfl: sigaction and signal read SIG_DFL back "
+      f"({r.stdout.strip()!r})")
+r, d = fl_run("own-dfl-raw", "own-dfl-raw")
 check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
       "wrote no report" in r.stderr and "a handler of the program's own" in r.stderr,
-      "own handler that puts SIG_DFL back and re-raises (node, zstd): no report, run says why")
+      "own handler that sets SIG_DFL with the system call (past libc): no report, run says why")
+r = subprocess.run([args.plain, "reset-dfl"], capture_output=True, text=True, timeout=120)
+check(r.returncode == -signal.SIGSEGV and r.stdout == "SIG_DFL read back\n",
+      "reset-dfl without the library: the same output, the same death")
 
 # ---- Programs the loader will not preload into: run says so before and after ----
 d = os.path.join(W, "static")

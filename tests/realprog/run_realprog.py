@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# Real programs (issue 14): Debian's python3, bash, perl, sqlite3 and xz crashed under
+# Real programs (issue 14): Debian's python3, bash, perl, sqlite3, xz, mawk and zstd crashed under
 # libfaultline-preload.so; every captured thread of each report compared frame by frame with gdb
 # and eu-stack, at the moment faultline released its threads and in the kernel's core (README.md).
 import difflib
@@ -30,7 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GDB_ORACLE = os.path.join(HERE, "gdb_oracle.py")
 RELEASE_POINT = "fl_threads_release"  # crash/threads_linux.c: the parked threads go on from here
 PROGRAMS = {"python3": "/usr/bin/python3", "bash": "/bin/bash", "perl": "/usr/bin/perl",
-            "sqlite3": "/usr/bin/sqlite3", "xz": "/usr/bin/xz", "mawk": "/usr/bin/mawk"}
+            "sqlite3": "/usr/bin/sqlite3", "xz": "/usr/bin/xz", "mawk": "/usr/bin/mawk",
+            "zstd": "/usr/bin/zstd"}
 TOOLS = ("gdb", "eu-stack")
 DEEP_STACK = 256 * 1024  # RLIMIT_STACK of the deep-recursion scenarios: about 2,000 frames
 
@@ -176,6 +177,12 @@ SCENARIOS = [
              [PROGRAMS["mawk"], '{ s = s substr($0, 1, 1) } length(s) > 4096 { s = "" }'],
              program=PROGRAMS["mawk"], ready="caught", trigger="kill",
              what="mawk busy on its input (random bytes); SIGSEGV sent by the test"),
+    # Ready once a worker thread exists: zstd starts them after main installed its handler.
+    scenario("zstd-own-dfl", [PROGRAMS["zstd"], "-c"], program=PROGRAMS["zstd"], ready="tasks:2",
+             trigger="kill", stderr_has=("Caught SIGSEGV signal, printing stack",),
+             what="zstd's own handler, installed after ours, prints a backtrace, puts SIG_DFL "
+             "back and raises again: the library keeps its action in place (SIG_DFL reads as "
+             "'report, then default')"),
     scenario("xz-threads", [PROGRAMS["xz"], "-1", "-T4", "--block-size=1MiB", "-c"],
              program=PROGRAMS["xz"], ready="tasks:5", trigger="kill",
              what="4 worker threads (they block every signal); SIGSEGV sent to the process "
