@@ -34,7 +34,10 @@ def main():
             f.write("void fl_empty(void) {}\n")
         subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-o", empty, os.path.join(d, "empty.c")],
                        check=True)
+        # PYTHONHASHSEED=0 in every variant: with the seed random, python3's own start-up work
+        # (its dicts' collisions) differs from start to start by more than the effect measured.
         base = {k: v for k, v in os.environ.items() if k != "LD_PRELOAD"}
+        base["PYTHONHASHSEED"] = "0"
         envs = [base, dict(base, LD_PRELOAD=empty),
                 dict(base, LD_PRELOAD=lib, FAULTLINE_REPORT_DIR=d, FAULTLINE_SIGNALS="NONE"),
                 dict(base, LD_PRELOAD=lib, FAULTLINE_REPORT_DIR=d)]
