@@ -1,0 +1,96 @@
+# SPDX-License-Identifier: MIT
+# libfaultline-preload.so alone (LD_PRELOAD and FAULTLINE_REPORT_DIR, no `faultline run`) on
+# plain.c, natively and under an emulator (the arm64 build: qemu-aarch64, whose guest loader does
+# the preloading): each process dies of its own signal with exactly one report, or none where the
+# program's own handler takes the signal; frame 0 in the faulting function per nm; the program's
+# SIG_DFL read as "report, then the default" (docs/preload.md). Reports are decoded by the build
+# host's CLI.
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
+from tooltest import check, finish, run  # noqa: E402
+
+ap = argparse.ArgumentParser()
+for name in ("--faultline", "--plain", "--preload", "--workdir"):
+    ap.add_argument(name, required=True)
+ap.add_argument("--runner", default="", help="prefix command (e.g. qemu-aarch64 -L SYSROOT)")
+args = ap.parse_args()
+shutil.rmtree(args.workdir, ignore_errors=True)
+os.makedirs(args.workdir)
+runner = args.runner.split()
+
+
+def nm_range(sym):
+    """[start, end) of sym in the program, from an nm that reads its architecture."""
+    for nm in ("llvm-nm-14", "llvm-nm", "nm"):
+        if shutil.which(nm):
+            out = run([nm, "-S", "--defined-only", args.plain]).stdout
+            for line in out.splitlines():
+                f = line.split()
+                if len(f) == 4 and f[3] == sym:
+                    return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
+    sys.exit(f"nm: no {sym} in {args.plain}")
+
+
+def preloaded(name, *prog):
+    """Runs plain with the library preloaded and its own report directory: (result, reports)."""
+    d = os.path.join(args.workdir, name)
+    os.makedirs(d)
+    env = {"LD_PRELOAD": os.path.abspath(args.preload), "FAULTLINE_REPORT_DIR": d}
+    if runner:  # the emulator passes its own environment, not the guest's, unless told
+        cmd = runner + [a for k, v in env.items() for a in ("-E", f"{k}={v}")]
+        envp = dict(os.environ)
+    else:
+        cmd, envp = [], dict(os.environ, **env)
+    envp.pop("FAULTLINE_SIGNALS", None)
+    r = subprocess.run(cmd + [args.plain, *prog], capture_output=True, text=True, timeout=120,
+                       env=envp)
+    return r, sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".flr"))
+
+
+def frame0_in(rep, lo, hi):
+    doc = json.loads(run([args.faultline, "show", "--json", rep]).stdout)
+    t = doc["threads"][0]
+    main_img = next(i for i in doc["images"] if i["is_main"])
+    pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
+    return t["crashed"] and lo <= pc0 < hi, pc0, doc
+
+
+lo, hi = nm_range("fault")
+for mode, how in (("segv", "a fault"),
+                  ("own-chain", "its own handler passes the signal on"),
+                  ("own-dfl", "signal(SIG_DFL) and raise in its own handler"),
+                  ("own-dfl-iso", "ISO C signal(SIG_DFL) and raise in its own handler"),
+                  ("reset-dfl", "sigaction(SIG_DFL) at start")):
+    r, rep = preloaded(mode, mode)
+    if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+             f"{mode} ({how}): died of SIGSEGV ({r.returncode}) with one report ({len(rep)})"):
+        ok, pc0, doc = frame0_in(rep[0], lo, hi)
+        check(ok and doc["signal"]["number"] == signal.SIGSEGV,
+              f"{mode}: SIGSEGV, frame 0 in fault() per nm ({pc0:#x})")
+check(r.stdout == "SIG_DFL read back\n",
+      f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
+
+r, rep = preloaded("own-dfl-raw", "own-dfl-raw")
+check(r.returncode == -signal.SIGSEGV and not rep,
+      f"own-dfl-raw (SIG_DFL by the system call, past libc): died of SIGSEGV ({r.returncode}), "
+      f"no report ({len(rep)})")
+r, rep = preloaded("own-recover", "own-recover")
+check(r.returncode == 0 and r.stdout == "recovered\n" and not rep,
+      f"own-recover: the program goes on ({r.returncode}, {r.stdout!r}), no report")
+r, rep = preloaded("abort", "abort")
+check(r.returncode == -signal.SIGABRT and len(rep) == 1,
+      f"abort: died of SIGABRT ({r.returncode}) with one report ({len(rep)})")
+r, rep = preloaded("threads", "threads")
+if check(r.returncode == -signal.SIGSEGV and len(rep) == 1, "threads: one report"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    framed = [t for t in doc["threads"] if t["frames"]]  # (qemu's own threads have none)
+    check(len(framed) >= 4 and doc["threads"][0]["crashed"],
+          f"threads: the crashed thread and 3 more, each with frames ({len(framed)})")
+finish()
