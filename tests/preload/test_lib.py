@@ -14,7 +14,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from tooltest import check, finish, run  # noqa: E402
+from tooltest import check, crashed_pc0, finish, nm_range, run  # noqa: E402
 
 ap = argparse.ArgumentParser()
 for name in ("--faultline", "--plain", "--preload", "--workdir"):
@@ -24,18 +24,6 @@ args = ap.parse_args()
 shutil.rmtree(args.workdir, ignore_errors=True)
 os.makedirs(args.workdir)
 runner = args.runner.split()
-
-
-def nm_range(sym):
-    """[start, end) of sym in the program, from an nm that reads its architecture."""
-    for nm in ("llvm-nm-14", "llvm-nm", "nm"):
-        if shutil.which(nm):
-            out = run([nm, "-S", "--defined-only", args.plain]).stdout
-            for line in out.splitlines():
-                f = line.split()
-                if len(f) == 4 and f[3] == sym:
-                    return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
-    sys.exit(f"nm: no {sym} in {args.plain}")
 
 
 def preloaded(name, *prog):
@@ -54,15 +42,7 @@ def preloaded(name, *prog):
     return r, sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".flr"))
 
 
-def frame0_in(rep, lo, hi):
-    doc = json.loads(run([args.faultline, "show", "--json", rep]).stdout)
-    t = doc["threads"][0]
-    main_img = next(i for i in doc["images"] if i["is_main"])
-    pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
-    return t["crashed"] and lo <= pc0 < hi, pc0, doc
-
-
-lo, hi = nm_range("fault")
+lo, hi = nm_range(args.plain, "fault")
 for mode, how in (("segv", "a fault"),
                   ("own-chain", "its own handler passes the signal on"),
                   ("own-dfl", "signal(SIG_DFL) and raise in its own handler"),
@@ -71,9 +51,10 @@ for mode, how in (("segv", "a fault"),
     r, rep = preloaded(mode, mode)
     if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
              f"{mode} ({how}): died of SIGSEGV ({r.returncode}) with one report ({len(rep)})"):
-        ok, pc0, doc = frame0_in(rep[0], lo, hi)
-        check(ok and doc["signal"]["number"] == signal.SIGSEGV,
-              f"{mode}: SIGSEGV, frame 0 in fault() per nm ({pc0:#x})")
+        doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+        pc0 = crashed_pc0(doc)
+        check(pc0 is not None and lo <= pc0 < hi and doc["signal"]["number"] == signal.SIGSEGV,
+              f"{mode}: SIGSEGV, frame 0 in fault() per nm ({pc0})")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
 

@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from tooltest import check, finish, run, setup  # noqa: E402
+from tooltest import check, crashed_pc0, finish, nm_range, run, setup  # noqa: E402
 
 args = setup("--plain", "--plain-static", "--preload")
 W = args.workdir
@@ -29,13 +29,7 @@ def reports(d):
         if os.path.isdir(d) else []
 
 
-def nm_range(sym):
-    out = run(["nm", "-S", args.plain]).stdout
-    for line in out.splitlines():
-        f = line.split()
-        if len(f) == 4 and f[3] == sym:
-            return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
-    sys.exit(f"nm: no {sym} in {args.plain}")
+FAULT = nm_range(args.plain, "fault")
 
 
 # ---- A crash: the report on stderr and in the directory, exit status 128 + SIGSEGV ----
@@ -49,11 +43,8 @@ check(len(rep) == 1, f"segv: one report ({len(rep)})")
 if rep:
     doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
     check(f"(pid {doc['process']['pid']}) died" in r.stderr, "segv: the report is the child's")
-    t = doc["threads"][0]
-    main_img = next(i for i in doc["images"] if i["is_main"])
-    lo, hi = nm_range("fault")
-    pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
-    check(t["crashed"] and lo <= pc0 < hi, f"segv: frame 0 in fault() per nm ({pc0:#x})")
+    pc0 = crashed_pc0(doc)
+    check(pc0 is not None and FAULT[0] <= pc0 < FAULT[1], f"segv: frame 0 in fault() per nm ({pc0})")
 
 # ---- Exit statuses, streams ----
 r, d = fl_run("exit", "exit", "7")
@@ -94,7 +85,6 @@ check(r.returncode == 5 and not reports(d), "own handler that exits: its status,
 # action stays, the report is written, and the program dies of the signal as it asked. The report
 # holds the fault's own context: frame 0 in fault() per nm, whether the signal came back from
 # the raise (pending until the handler returned) or from the fault itself.
-lo, hi = nm_range("fault")
 for mode, how in (("own-dfl", "signal(SIG_DFL) and raise in its handler (zstd)"),
                   ("own-dfl-iso", "ISO C signal(SIG_DFL) and raise in its handler"),
                   ("reset-dfl", "sigaction(SIG_DFL) at start (node)")):
@@ -104,10 +94,9 @@ for mode, how in (("own-dfl", "signal(SIG_DFL) and raise in its handler (zstd)")
                "died of SIGSEGV; its report" in r.stderr, f"{mode}: {how}: one report")
     if ok:
         doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
-        t = doc["threads"][0]
-        main_img = next(i for i in doc["images"] if i["is_main"])
-        pc0 = int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16)
-        check(t["crashed"] and lo <= pc0 < hi, f"{mode}: frame 0 in fault() per nm ({pc0:#x})")
+        pc0 = crashed_pc0(doc)
+        check(pc0 is not None and FAULT[0] <= pc0 < FAULT[1],
+              f"{mode}: frame 0 in fault() per nm ({pc0})")
 check(r.stdout == "SIG_DFL read back\n", f"reset-dfl: sigaction and signal read SIG_DFL back "
       f"({r.stdout.strip()!r})")
 r, d = fl_run("own-dfl-raw", "own-dfl-raw")

@@ -88,6 +88,24 @@ def terminal_unsafe(out):
     return None
 
 
+def nm_range(binary, sym):
+    """[start, end) of sym in binary, from an nm that reads its architecture (llvm-nm first)."""
+    nm = next((n for n in ("llvm-nm-14", "llvm-nm", "nm") if shutil.which(n)), "nm")
+    for line in run([nm, "-S", "--defined-only", binary]).stdout.splitlines():
+        f = line.split()
+        if len(f) == 4 and f[3] == sym:
+            return int(f[0], 16), int(f[0], 16) + int(f[1], 16)
+    sys.exit(f"{nm}: no {sym} in {binary}")
+
+
+def crashed_pc0(doc):
+    """The crashed thread's frame 0 as an address in the main executable's file (the report's
+    pc less the executable's slide), or None when threads[0] is not the crashed one."""
+    t = doc["threads"][0]
+    main_img = next(i for i in doc["images"] if i["is_main"])
+    return int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16) if t["crashed"] else None
+
+
 def finish():
     print(f"{_count['passed']} passed, {_count['failed']} failed")
     sys.exit(1 if _count["failed"] else 0)
