@@ -12,13 +12,20 @@ static bool in_stack(const fl_walk_env_t *env, uint64_t addr) {
     return addr >= env->stack_lo && addr < env->stack_hi;
 }
 
+/* Whether a stack pointer value lies in the stack: from its lowest address (a stack used to the
+ * last byte, as an overflow leaves it) up to and including its end (the outermost frame's). */
+static bool sp_in_stack(const fl_walk_env_t *env, uint64_t sp) {
+    if (!env->stack_lo && !env->stack_hi) return true;
+    return sp >= env->stack_lo && sp <= env->stack_hi;
+}
+
 /* A caller is plausible when its stack pointer moved up (stacks grow down), stays in the stack,
  * and it returns into executable code of a loaded image. A frame with an exact pc (frame 0, or
  * one a signal interrupted: `first`) alone may share its caller's sp: on arm64 a function that
  * has not stored its frame record (a leaf) returns through lr, and has pushed nothing. */
 static bool plausible_step(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
                            uint64_t caller_sp, bool first) {
-    if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
+    if (caller_sp < sp || (caller_sp == sp && !first) || !sp_in_stack(env, caller_sp)) return false;
     return env->images ? fl_images_is_text(env->images, caller_pc) : caller_pc != 0;
 }
 
@@ -37,7 +44,7 @@ static bool in_text(const fl_image_list_t *images, const fl_image_t **memo, uint
  * also return into the signal trampoline, which need not lie in an image (qemu-user's). */
 static bool plausible_cfi(const fl_walk_env_t *env, fl_cfi_cursor_t *c, uint64_t sp,
                           uint64_t caller_pc, uint64_t caller_sp, bool first) {
-    if (caller_sp < sp || (caller_sp == sp && !first) || !in_stack(env, caller_sp - 1)) return false;
+    if (caller_sp < sp || (caller_sp == sp && !first) || !sp_in_stack(env, caller_sp)) return false;
     if (!env->images) return caller_pc != 0;
     return in_text(env->images, &c->text_img, caller_pc) ||
            fl_unwind_os_is_sigreturn(env->mem, caller_pc);
@@ -381,7 +388,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
         bool exact = cfi.valid ? cfi.exact_pc : res->count == 1;
         int cfi_ret = fl_cfi_step(&cfi, &r, &cpc, &csp, &cfp);
         uint64_t below = sp; /* the caller's sp must not be below this */
-        if (cfi_ret == 1 && cfi.exact_pc && env->maps && !in_stack(env, csp - 1)) {
+        if (cfi_ret == 1 && cfi.exact_pc && env->maps && !sp_in_stack(env, csp)) {
             /* A signal frame whose interrupted code ran on another stack (the handler was on
              * an alternate one): that stack's mapping bounds the walk from here; sp may go
              * either way across the switch. */

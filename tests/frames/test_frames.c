@@ -157,6 +157,44 @@ static void test_synthetic(void) {
     synth_setup();
 }
 
+/* The full walker at the very bottom of a full stack (a stack overflow), frame 0 a call through
+ * a NULL pointer: sp is the stack's lowest address, and the caller found from the function's entry
+ * (arm64: lr, sharing frame 0's sp; x86_64: the return address at [sp]) must be accepted, then
+ * the frame-pointer chain above it. (The caller's sp equal to the stack's lowest address was once
+ * taken as outside the stack: on arm64 the walk then lost the lr frame, and every CFI step of a
+ * real overflow whose last frame sat at the page boundary.) */
+static void test_stack_bottom(void) {
+    fl_frame_t f[16];
+    fl_walk_result_t res;
+    synth_setup();
+    bool arm64 = false;
+    for (unsigned i = 0; i < fl_regs_count(); i++) arm64 |= !strcmp(fl_regs_name(i), "lr");
+    fl_regs_t r;
+    memset(&r, 0, sizeof r);
+    /* x86_64's entry step: the return address on top; its record is then one slot higher */
+    unsigned rec = arm64 ? 0 : 2;
+    if (!arm64) g_stack[0] = TEXT_LO + 0x10;
+    record(rec, at(20), TEXT_LO + 0x20);
+    record(20, 0, TEXT_LO + 0x30);
+    for (unsigned i = 0; i < fl_regs_count(); i++) {
+        const char *n = fl_regs_name(i);
+        if (!strcmp(n, "rsp") || !strcmp(n, "sp")) r.r[i] = at(0);
+        if (!strcmp(n, "rbp") || !strcmp(n, "fp")) r.r[i] = at(rec);
+        if (!strcmp(n, "lr")) r.r[i] = TEXT_LO + 0x10;
+    }
+    fl_walk_env_t env = {.mem = &g_reader, .images = &g_images, .stack_lo = STACK_BASE,
+                         .stack_hi = STACK_BASE + sizeof g_stack, .use_cfi = true};
+    fl_frames_walk(&env, &r, f, 16, &res);
+    CHECK_EQ_U64(res.count, 4);
+    CHECK_EQ_U64(f[0].pc, 0);
+    CHECK_EQ_U64(f[1].pc, TEXT_LO + 0x10);
+    CHECK_EQ_U64(f[1].sp, arm64 ? at(0) : at(1));
+    CHECK(f[1].method == (arm64 ? FL_FRAME_LR : FL_FRAME_SCAN));
+    CHECK_EQ_U64(f[2].pc, TEXT_LO + 0x20);
+    CHECK_EQ_U64(f[3].pc, TEXT_LO + 0x30);
+    synth_setup();
+}
+
 /* ---- live: walk a real signal context, compare names with dladdr ---- */
 
 static fl_image_list_t g_live_images;
@@ -225,6 +263,7 @@ static void test_live(void) {
 
 int main(void) {
     test_synthetic();
+    test_stack_bottom();
     test_live();
     TEST_END();
 }
