@@ -3,6 +3,7 @@
 #ifndef FAULTLINE_BASE_H
 #define FAULTLINE_BASE_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -70,6 +71,15 @@ long fl_sys_pread(int fd, void *buf, size_t len, int64_t off); /* AS-SAFE */
 long fl_sys_pwrite(int fd, const void *buf, size_t len, int64_t off); /* AS-SAFE */
 long fl_sys_openat(int dirfd, const char *path, int flags, int mode); /* AS-SAFE */
 long fl_sys_close(int fd);                                /* AS-SAFE */
+/* Calls fn(arg) with the stack pointer at `top` (16-byte aligned: the high end of memory the
+ * caller owns for the call), then returns on the caller's stack. The crash handler runs its
+ * capture on faultline's own stack this way, whatever stack the signal came on (a program's
+ * small alternate stack). base/stack_<arch>.c. AS-SAFE. */
+void fl_call_on_stack(void (*fn)(void *), void *arg, void *top);
+long fl_sys_mprotect(void *addr, size_t len, int prot);  /* AS-SAFE */
+long fl_sys_sigaltstack(const stack_t *ss, stack_t *old); /* AS-SAFE */
+struct stat;
+long fl_sys_fstat(int fd, struct stat *st);               /* AS-SAFE */
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */
 long fl_sys_unlinkat(int dirfd, const char *path, int flags); /* AS-SAFE */
 long fl_sys_fsync(int fd);                                /* AS-SAFE */

@@ -7,7 +7,9 @@
 #include <stdio.h> /* renameat; nothing else of stdio is used */
 #include <stdlib.h>  /* getenv */
 #include <mach/vm_page_size.h>
+#include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +44,9 @@ long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
     SYSCALL(openat(dirfd, path, flags, mode));
 }
 long fl_sys_close(int fd) { SYSCALL(close(fd)); }
+long fl_sys_fstat(int fd, struct stat *st) { SYSCALL(fstat(fd, st)); }
+long fl_sys_mprotect(void *addr, size_t len, int prot) { SYSCALL(mprotect(addr, len, prot)); }
+long fl_sys_sigaltstack(const stack_t *ss, stack_t *old) { SYSCALL(sigaltstack(ss, old)); }
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp) {
     SYSCALL(renameat(olddir, oldp, newdir, newp));
 }

@@ -6,6 +6,7 @@
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -38,6 +39,13 @@ long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
     return SYS(SYS_openat, dirfd, path, flags, mode, 0, 0);
 }
 long fl_sys_close(int fd) { return SYS(SYS_close, fd, 0, 0, 0, 0, 0); }
+long fl_sys_mprotect(void *addr, size_t len, int prot) {
+    return SYS(SYS_mprotect, addr, len, prot, 0, 0, 0);
+}
+/* (glibc's stack_t is the kernel's) */
+long fl_sys_sigaltstack(const stack_t *ss, stack_t *old) { return SYS(SYS_sigaltstack, ss, old, 0, 0, 0, 0); }
+/* (glibc's struct stat is the kernel's on x86_64 and arm64) */
+long fl_sys_fstat(int fd, struct stat *st) { return SYS(SYS_fstat, fd, st, 0, 0, 0, 0); }
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp) {
 #ifdef SYS_renameat
     return SYS(SYS_renameat, olddir, oldp, newdir, newp, 0, 0);

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /* Crash-time capture: registers, frames, images and metadata into one streamed report. */
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/utsname.h>
 #include <time.h>
 
@@ -198,17 +200,48 @@ static void write_stacks(fl_report_writer_t *w) {
     if (capped) note(w, "stack memory cut at the report's budget of ", fl_crash_config.stack_bytes_total, " bytes");
 }
 
-int fl_crash_capture(const fl_capture_request_t *req) {
-    const fl_crash_config_t *c = &fl_crash_config;
+bool fl_crash_is_report_dir(int fd) {
+    struct stat st;
+    return fd >= 0 && fl_sys_fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
+           (uint64_t)st.st_dev == fl_crash_config.dir_dev &&
+           (uint64_t)st.st_ino == fl_crash_config.dir_ino;
+}
+
+int fl_crash_dirfd(bool *reopened) {
+    fl_crash_config_t *c = &fl_crash_config;
+    int fd = __atomic_load_n(&c->dirfd, __ATOMIC_SEQ_CST);
+    if (fd < 0 || fl_crash_is_report_dir(fd)) return fd;
+    /* The directory as the path now names it (it may have been replaced: it is still where
+     * the user asked for reports). O_NONBLOCK: the path may name a FIFO now. */
+    fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir,
+                            O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
+    if (fd < 0) return -1;
+    struct stat st;
+    if (fl_sys_fstat(fd, &st) == 0) {
+        c->dir_dev = (uint64_t)st.st_dev;
+        c->dir_ino = (uint64_t)st.st_ino;
+    }
+    __atomic_store_n(&c->dirfd, fd, __ATOMIC_SEQ_CST);
+    c->marker.dirfd = fd;
+    *reopened = true;
+    return fd;
+}
+
+static int capture(const fl_capture_request_t *req) {
+    fl_crash_config_t *c = &fl_crash_config;
     fl_report_writer_t *w = &g_writer;
-    bool crash = req->kind == 1;
+    bool crash = req->kind == 1, reopened = false;
 
     /* Free the reserved descriptors first: the report and one /proc file at a time need them,
      * even when the application has exhausted its descriptors. A snapshot, or a capture after
-     * which the process may go on, leaves them for the next. */
+     * which the process may go on, leaves them for the next. One the program took over is
+     * left alone. */
     if (crash && !fl_crash_os_may_continue(req))
-        for (int i = 0; i < FL_RESERVE_FDS; i++)
-            if (c->reserve_fd[i] >= 0) fl_sys_close(c->reserve_fd[i]);
+        for (int i = 0; i < FL_RESERVE_FDS; i++) {
+            if (fl_crash_is_report_dir(c->reserve_fd[i])) fl_sys_close(c->reserve_fd[i]);
+            c->reserve_fd[i] = -1;
+        }
+    int dirfd = fl_crash_dirfd(&reopened);
     fl_memory_refresh_pid(); /* the process may be a fork of the one that installed */
 
     uint8_t id[16];
@@ -217,12 +250,12 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (crash && !fl_crash_os_may_continue(req))
         fl_run_marker_set_state(&c->marker, FL_RUN_STATE_CRASHED, id);
     g_monitored_tid = req->hang ? req->hang->monitored_tid : 0;
-    int e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
+    int e = fl_report_writer_open(w, dirfd, id, g_scratch, sizeof g_scratch);
     /* A file system too full for the report: the run's marker gives up its space (the report
      * says more than the marker would; the next start learns of the crash from the report). */
     if (e == FL_EIO && (w->sys_errno == ENOSPC || w->sys_errno == EDQUOT) &&
         fl_run_marker_remove(&fl_crash_config.marker))
-        e = fl_report_writer_open(w, c->dirfd, id, g_scratch, sizeof g_scratch);
+        e = fl_report_writer_open(w, dirfd, id, g_scratch, sizeof g_scratch);
     if (req->id_out) fl_memcpy(req->id_out, id, 16);
     if (req->name_out) fl_strlcpy(req->name_out, w->final_name, FL_REPORT_NAME_MAX);
     if (e) {
@@ -311,6 +344,9 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
     if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
     if (req->note) fl_report_write_note(w, req->note);
+    if (reopened)
+        fl_report_write_note(w, "the program had closed or reused faultline's descriptor of the "
+                                "report directory: opened again by its path");
     fl_crash_os_notes(w, tl, req);
     for (unsigned i = 1; i < tl->count; i++) {
         const struct waiter *wt = find_waiter(tl->t[i].tid);
@@ -346,5 +382,24 @@ int fl_crash_capture(const fl_capture_request_t *req) {
     fl_strbuf_puts(&sb, "/");
     fl_strbuf_puts(&sb, w->final_name);
     fl_log_stderr(msg);
+    return e;
+}
+
+/* A report that meets the file size limit (RLIMIT_FSIZE) must not end the process by SIGXFSZ
+ * rather than its own signal, nor end a program that asked for a snapshot: SIGXFSZ is ignored
+ * while the capture writes (the write fails with EFBIG instead, and the report is saved cut
+ * short), and set to ignored once more before the old action comes back, which discards one
+ * raised while the signal was blocked (the crash handler blocks it). */
+int fl_crash_capture(const fl_capture_request_t *req) {
+    struct sigaction ign, old;
+    fl_memset(&ign, 0, sizeof ign);
+    ign.sa_handler = SIG_IGN;
+    sigemptyset(&ign.sa_mask);
+    bool saved = fl_crash_set_action(SIGXFSZ, &ign, &old) == 0;
+    int e = capture(req);
+    if (saved) {
+        fl_crash_set_action(SIGXFSZ, &ign, NULL);
+        fl_crash_set_action(SIGXFSZ, &old, NULL);
+    }
     return e;
 }

@@ -21,8 +21,12 @@
 
 /* Everything the crash path needs, prepared by fl_install (NOT AS-SAFE to change). */
 typedef struct fl_crash_config {
+    /* The program owns the descriptor table: it may close ours, or close them and open files
+     * of its own under their numbers (a daemon's closefrom). So every descriptor is checked to
+     * be still the report directory (dir_dev, dir_ino) before use: fl_crash_dirfd. */
     int dirfd;
     int reserve_fd[FL_RESERVE_FDS]; /* closed at crash time so the report can be opened at EMFILE */
+    uint64_t dir_dev, dir_ino;
     unsigned max_threads, max_frames;
     unsigned crashed_stack_bytes, stack_bytes, stack_bytes_total; /* resolved: 0 = none */
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
@@ -91,6 +95,9 @@ void fl_crash_handlers_uninstall(void);
  * Before fl_crash_install. NOT AS-SAFE. */
 typedef int (*fl_sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 void fl_crash_use_sigaction(fl_sigaction_fn fn);
+/* sigaction for faultline's own actions, past an interposed one (fl_crash_use_sigaction).
+ * AS-SAFE. */
+int fl_crash_set_action(int sig, const struct sigaction *act, struct sigaction *old);
 /* Whether faultline stands in for the default action of `sig`: one of the crash signals whose
  * action it set, while no crash (or snapshot) is being handled. AS-SAFE. */
 bool fl_crash_stands_in(int sig);
@@ -217,6 +224,15 @@ typedef struct fl_capture_request {
  * first so that threads may walk themselves), the requesting thread, the others, thread count,
  * annotations, notes, finish, release the threads. */
 int fl_crash_capture(const fl_capture_request_t *req);
+
+/* Whether fd is still the report directory opened at install (same device and inode: a
+ * descriptor the program closed, or reused for a file of its own, is not). AS-SAFE. */
+bool fl_crash_is_report_dir(int fd);
+/* The report directory's descriptor for a write: fl_crash_config.dirfd if it still is the
+ * directory, else the directory opened again by its path (absolute since install), which then
+ * replaces it (*reopened set); -1 if neither. A descriptor that is no longer ours is never
+ * closed. AS-SAFE (one fstat; the open only when the program took the descriptor). */
+int fl_crash_dirfd(bool *reopened);
 /* After a recrash: closes and renames the partial report so its complete prefix is kept, and lets
  * parked threads go. AS-SAFE. */
 void fl_crash_abandon(void);

@@ -2,6 +2,7 @@
 /* The crash signals' handler and fl_snapshot: one report per process, then the signal goes on. */
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "base/config.h"
@@ -23,7 +24,7 @@ void fl_crash_use_sigaction(fl_sigaction_fn fn) { g_sigaction = fn; }
 
 /* Every action faultline itself sets goes here, past an interposed sigaction: dying of a signal
  * needs the real SIG_DFL, which fl_crash_app_sigaction would turn into our handler. */
-static int set_action(int sig, const struct sigaction *act, struct sigaction *old) {
+int fl_crash_set_action(int sig, const struct sigaction *act, struct sigaction *old) {
     return g_sigaction ? g_sigaction(sig, act, old) : sigaction(sig, act, old);
 }
 
@@ -36,18 +37,47 @@ static volatile int g_owner_tid;   /* the thread that captures on its own stack 
 static volatile int g_owner_sig;   /* the signal it is capturing (0 for a snapshot) */
 static volatile int g_owner_depth; /* handler entries on the owner thread (recrash detection) */
 
+/* The crash capture's own stack, for when the signal came on a stack that may be too small: a
+ * program may have replaced faultline's alternate stack with a small one of its own (SIGSTKSZ,
+ * 8 KiB), a handler that ran first may have used much of it, or the thread may have none and
+ * little room left. Its lowest page becomes a guard at the crash (one mprotect then, none at
+ * every start): overflowing it is a recrash, not silent damage. */
+#define CRASH_STACK_GUARD 16384u /* room for the guard page (Darwin arm64's are 16 KiB) */
+#define CRASH_STACK_ROOM (32u * 1024u) /* the capture needs ~12 KiB (docs/async-safety.md) */
+static uint8_t g_crash_stack[CRASH_STACK_GUARD + FL_ALTSTACK_SIZE]
+    __attribute__((aligned(CRASH_STACK_GUARD)));
+
+static void capture_fn(void *req) { (void)fl_crash_capture(req); }
+
+/* On an alternate stack with room enough below (faultline's, the usual case) the capture runs
+ * where it is: a debugger then sees one stack (gdb stops at a switch to a lower one, which is
+ * what the real-program tests compare with). Anywhere else it moves to the crash stack. */
+static void capture_inline(fl_capture_request_t *req) {
+    stack_t cur;
+    uintptr_t here = (uintptr_t)&cur;
+    if (fl_sys_sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_ONSTACK) &&
+        here > (uintptr_t)cur.ss_sp && here - (uintptr_t)cur.ss_sp >= CRASH_STACK_ROOM) {
+        (void)fl_crash_capture(req);
+        return;
+    }
+    size_t page = fl_page_size();
+    if (page <= CRASH_STACK_GUARD)
+        fl_sys_mprotect(g_crash_stack + CRASH_STACK_GUARD - page, page, PROT_NONE);
+    fl_call_on_stack(capture_fn, req, g_crash_stack + sizeof g_crash_stack);
+}
+
 static void set_default(int sig) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = SIG_DFL;
     sigemptyset(&sa.sa_mask);
-    set_action(sig, &sa, NULL);
+    fl_crash_set_action(sig, &sa, NULL);
 }
 
 /* What follows our action for fl_crash_signals[i]. sigaction is async-signal-safe. */
 static void restore(int i) {
     if (standin(fl_crash_signals[i])) set_default(fl_crash_signals[i]);
-    else set_action(fl_crash_signals[i], &g_previous[i], NULL);
+    else fl_crash_set_action(fl_crash_signals[i], &g_previous[i], NULL);
 }
 
 void fl_crash_restore_signal_actions(void) {
@@ -212,7 +242,7 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     /* Without a capture server (Linux; a Darwin fork child) the capture runs here. A server
      * restores the actions and sets DONE itself; doing it again is harmless, and needed when it
      * did not take the request or did not answer in time. */
-    if (fl_crash_os_submit(&req) == FL_ENOSYS) fl_crash_capture(&req);
+    if (fl_crash_os_submit(&req) == FL_ENOSYS) capture_inline(&req);
 
     fl_crash_restore_signal_actions();
     fl_crash_finish();
@@ -270,7 +300,7 @@ int fl_crash_handlers_install(void) {
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++) {
         int sig = fl_crash_signals[i];
         if (!(fl_crash_config.signals >> sig & 1)) continue;
-        if (set_action(sig, &sa, &g_previous[i]) != 0) {
+        if (fl_crash_set_action(sig, &sa, &g_previous[i]) != 0) {
             uint64_t caught = __atomic_exchange_n(&g_caught, 0, __ATOMIC_SEQ_CST);
             while (i--)
                 if (caught >> fl_crash_signals[i] & 1) restore(i);
@@ -289,7 +319,7 @@ void fl_crash_handlers_uninstall(void) {
         struct sigaction cur;
         /* Only undo our own action: one the application installed after us stays. */
         if ((caught >> fl_crash_signals[i] & 1) &&
-            set_action(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
+            fl_crash_set_action(fl_crash_signals[i], NULL, &cur) == 0 && (cur.sa_flags & SA_SIGINFO) &&
             cur.sa_sigaction == handler)
             restore(i);
     }
@@ -304,7 +334,7 @@ bool fl_crash_stands_in(int sig) {
 }
 
 int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
-    if (!fl_crash_stands_in(sig)) return set_action(sig, act, old);
+    if (!fl_crash_stands_in(sig)) return fl_crash_set_action(sig, act, old);
     uint64_t bit = 1ull << sig;
     bool was = standin(sig);
     int r;
@@ -313,11 +343,11 @@ int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigactio
         struct sigaction sa;
         fl_crash_sigaction_init(&sa, handler, SA_NODEFER);
         __atomic_or_fetch(&g_standin, bit, __ATOMIC_SEQ_CST);
-        r = set_action(sig, &sa, old);
+        r = fl_crash_set_action(sig, &sa, old);
         if (r != 0 && !was) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
     } else {
         /* The bit after: until their action is in, ours is, and the default still follows. */
-        r = set_action(sig, act, old);
+        r = fl_crash_set_action(sig, act, old);
         if (r == 0 && act) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
     }
     if (r == 0 && old && was) {

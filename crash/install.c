@@ -40,11 +40,14 @@ static int prepare_dir(const char *dir) {
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     if (fd < 0) return FL_EIO;
-    if (faccessat(fd, ".", W_OK | X_OK, 0) != 0) {
+    struct stat st;
+    if (faccessat(fd, ".", W_OK | X_OK, 0) != 0 || fstat(fd, &st) != 0) {
         close(fd);
         return FL_EIO;
     }
     fl_crash_config.dirfd = fd;
+    fl_crash_config.dir_dev = (uint64_t)st.st_dev;
+    fl_crash_config.dir_ino = (uint64_t)st.st_ino;
     /* Absolute path for the message the crash path prints. */
     if (dir[0] == '/' || !getcwd(fl_crash_config.report_dir, sizeof fl_crash_config.report_dir)) {
         fl_strlcpy(fl_crash_config.report_dir, dir, sizeof fl_crash_config.report_dir);
@@ -60,10 +63,10 @@ static int prepare_dir(const char *dir) {
 static void close_fds(void) {
     fl_crash_config_t *c = &fl_crash_config;
     for (int i = 0; i < FL_RESERVE_FDS; i++) {
-        if (c->reserve_fd[i] >= 0) close(c->reserve_fd[i]);
+        if (fl_crash_is_report_dir(c->reserve_fd[i])) close(c->reserve_fd[i]);
         c->reserve_fd[i] = -1;
     }
-    if (c->dirfd >= 0) close(c->dirfd);
+    if (fl_crash_is_report_dir(c->dirfd)) close(c->dirfd);
     c->dirfd = -1;
 }
 

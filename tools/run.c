@@ -232,7 +232,8 @@ int fl_tool_cmd_run(int argc, char **argv) {
                               : access(dir, W_OK | X_OK) != 0
                                   ? "faultline could not use the directory (its line above says why)"
                                   : "most likely a handler of the program's own took the signal "
-                                    "without passing it on (docs/preload.md)";
+                                    "without passing it on, or else the library could not write "
+                                    "it (a line from it above says why; docs/preload.md)";
             fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s: %s\n",
                     prog, (int)pid, name, fl_tool_clean(dir), why);
         }

@@ -7,7 +7,11 @@
  *     the previous action, as zstd does | the same with ISO C's signal (glibc's __sysv_signal) |
  *     the same with the rt_sigaction system call, as Go's runtime would)
  *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
- *     sigaction and signal read SIG_DFL back, then faults) */
+ *     sigaction and signal read SIG_DFL back, then faults)
+ *   plain fds-closed | fds-reused DIR FILE   (closes every descriptor above 2, as a daemon does,
+ *     but pipes (qemu-user keeps one of its own in the program's table), then faults | then first opens DIR four times and FILE for appending four times, so that
+ *     they take the lowest numbers, which the closed ones had, and faults) */
+#include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -16,6 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -66,6 +72,12 @@ static void dfl_raw(int sig) {
     raise(sig);
 }
 
+__attribute__((noinline)) static int recurse(int n) {
+    volatile char pad[256];
+    pad[0] = (char)n;
+    return n == -1 ? 0 : recurse(n + 1) + pad[0];
+}
+
 static void *parked(void *arg) {
     (void)arg;
     pause();
@@ -100,6 +112,26 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, parked, NULL);
         usleep(100 * 1000);
         fault();
+    }
+    if (!strcmp(m, "fds-closed") || (!strcmp(m, "fds-reused") && argc > 3)) {
+        struct stat st;
+        for (int fd = 3; fd < 1024; fd++)
+            if (fstat(fd, &st) == 0 && !S_ISFIFO(st.st_mode)) close(fd);
+        for (int i = 0; argc > 3 && i < 4; i++) {
+            if (open(argv[2], O_RDONLY | O_DIRECTORY) < 0) return 3;
+            if (open(argv[3], O_WRONLY | O_APPEND) < 0) return 3;
+        }
+        fault();
+    }
+    if (!strcmp(m, "fsize-limit")) {
+        struct rlimit rl = {1024, 1024};
+        if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 3;
+        fault();
+    }
+    if (!strcmp(m, "small-altstack")) {
+        stack_t ss = {.ss_sp = malloc(8192), .ss_size = 8192};
+        if (!ss.ss_sp || sigaltstack(&ss, NULL) != 0) return 3;
+        return recurse(0);
     }
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
@@ -138,6 +170,7 @@ int main(int argc, char **argv) {
         fault();
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl\n");
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl|fds-closed|"
+                    "fds-reused DIR FILE|small-altstack|fsize-limit\n");
     return 2;
 }

@@ -3,7 +3,9 @@
 # plain.c, natively and under an emulator (the arm64 build: qemu-aarch64, whose guest loader does
 # the preloading): each process dies of its own signal with exactly one report, or none where the
 # program's own handler takes the signal; frame 0 in the faulting function per nm; the program's
-# SIG_DFL read as "report, then the default" (docs/preload.md). Reports are decoded by the build
+# SIG_DFL read as "report, then the default" (docs/preload.md); a program that closes or reuses the
+# library's descriptors, or replaces its alternate stack with a small one, still gets its report;
+# one that limits its file sizes still dies of its own signal. Reports are decoded by the build
 # host's CLI.
 import argparse
 import json
@@ -57,6 +59,47 @@ for mode, how in (("segv", "a fault"),
               f"{mode}: SIGSEGV, frame 0 in fault() per nm ({pc0})")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
+
+# The program closes every descriptor above 2 (a daemon's closefrom), then perhaps opens a
+# directory and a file of its own under the numbers the library held: the report is still
+# written, in the report directory, and nothing of the program's is written to or closed.
+decoy_dir = os.path.join(args.workdir, "decoy-dir")
+decoy_file = os.path.join(args.workdir, "decoy-file")
+os.makedirs(decoy_dir)
+open(decoy_file, "w").close()
+for mode, extra in (("fds-closed", ()), ("fds-reused", (decoy_dir, decoy_file))):
+    r, rep = preloaded(mode, mode, *extra)
+    if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+             f"{mode}: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}) "
+             f"{r.stderr.strip()[-200:]!r}"):
+        doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+        pc0 = crashed_pc0(doc)
+        check(pc0 is not None and lo <= pc0 < hi, f"{mode}: frame 0 in fault() per nm ({pc0})")
+        check(any("opened again by its path" in n for n in doc.get("notes", [])),
+              f"{mode}: the report notes the directory was opened again ({doc.get('notes')})")
+check(os.listdir(decoy_dir) == [] and os.path.getsize(decoy_file) == 0,
+      "fds-reused: the program's directory and file under the old numbers are untouched "
+      f"({os.listdir(decoy_dir)}, {os.path.getsize(decoy_file)} bytes)")
+
+# The program's own small alternate stack (8 KiB) in place of the library's, and a stack
+# overflow: the capture runs on a stack of the library's, so the report is whole.
+r, rep = preloaded("small-altstack", "small-altstack")
+if check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and "faulted" not in r.stderr,
+         f"small-altstack: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}), the "
+         f"handler did not fault ({r.stderr.strip()[-200:]!r})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    rlo, rhi = nm_range(args.plain, "recurse")
+    pc0 = crashed_pc0(doc)
+    check(doc["complete"] and pc0 is not None and rlo <= pc0 < rhi,
+          f"small-altstack: a complete report ({doc['complete']}), frame 0 in recurse() per nm "
+          f"({pc0})")
+
+# A file size limit (RLIMIT_FSIZE, 1 KiB) that the report meets: the write fails, the report is
+# kept cut short, and the process still dies of its own signal, not of SIGXFSZ.
+r, rep = preloaded("fsize-limit", "fsize-limit")
+check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and "incomplete" in r.stderr,
+      f"fsize-limit: died of SIGSEGV, not SIGXFSZ ({r.returncode}), one report ({len(rep)}) "
+      f"said to be incomplete ({r.stderr.strip()[-200:]!r})")
 
 r, rep = preloaded("own-dfl-raw", "own-dfl-raw")
 check(r.returncode == -signal.SIGSEGV and not rep,
