@@ -229,8 +229,10 @@ typedef enum {
 } fl_memory_method_t;
 int fl_memory_init(fl_memory_method_t force /* NONE = probe */);
 fl_memory_method_t fl_memory_method(void);       /* AS-SAFE */
-/* Re-reads our pid for the process_vm_readv method (after a fork; nothing to do on Darwin).
- * AS-SAFE. */
+/* Called at each capture: re-reads our pid for the process_vm_readv method (after a fork), and
+ * makes the pipe method a new pipe if the program closed or reused either of its descriptors
+ * (nothing to do on Darwin). (process_vm_readv also moves, by itself, to the reading thread's
+ * id once the main thread has exited.) AS-SAFE. */
 void fl_memory_refresh_pid(void);
 const fl_reader_t *fl_memory_reader(void);       /* AS-SAFE; valid after fl_memory_init */
 

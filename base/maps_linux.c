@@ -50,12 +50,8 @@ static void parse_line(fl_maps_t *m, const char *p, const char *end) {
     }
 }
 
-int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len) {
-    m->count = 0;
-    m->names_len = 0;
-    m->truncated = false;
-    if (scratch_len < 4096) return FL_EINVAL;
-    long fd = fl_sys_openat(AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC, 0);
+static int read_maps(fl_maps_t *m, const char *path, char *scratch, size_t scratch_len) {
+    long fd = fl_sys_openat(AT_FDCWD, path, O_RDONLY | O_CLOEXEC, 0);
     if (fd < 0) return FL_EIO;
     size_t have = 0;
     bool skipping = false; /* inside a line longer than the scratch buffer */
@@ -82,4 +78,17 @@ int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len) {
     if (have && !skipping) parse_line(m, scratch, scratch + have);
     fl_sys_close((int)fd);
     return 0;
+}
+
+int fl_maps_read(fl_maps_t *m, char *scratch, size_t scratch_len) {
+    m->count = 0;
+    m->names_len = 0;
+    m->truncated = false;
+    if (scratch_len < 4096) return FL_EINVAL;
+    int e = read_maps(m, "/proc/self/maps", scratch, scratch_len);
+    /* /proc/self is the main thread's: once it has exited (pthread_exit in main) its maps are
+     * empty, and the calling thread's (Linux 3.17+) are the process's. Not first: qemu-user
+     * shows its guest's maps under /proc/self only. */
+    if (m->count == 0) e = read_maps(m, "/proc/thread-self/maps", scratch, scratch_len);
+    return e;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* The safe reader for the live process: process_vm_readv on ourselves, or a pipe the kernel checks. */
+#include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 
 #include "base/base.h"
 
@@ -8,6 +10,7 @@ static fl_memory_method_t g_method FL_STARTUP_DATA;
 static int g_pipe[2] = {-1, -1};
 static volatile int g_pipe_busy; /* the pipe carries one read at a time */
 static volatile int g_pid FL_STARTUP_DATA; /* ours; refreshed by fl_memory_refresh_pid after a fork */
+static uint64_t g_pipe_ino; /* the pipe's inode: the program may close our ends and reuse them */
 
 /* process_vm_readv copies with the kernel's fault handling: an unmapped or unreadable source
  * gives EFAULT or a short count, never a signal. */
@@ -17,6 +20,13 @@ static int vm_readv_read(const fl_reader_t *r, uint64_t addr, void *dst, size_t 
     uint64_t end;
     if (!fl_add_u64(addr, len, &end)) return FL_EFAULT;
     long n = fl_sys_process_vm_readv(g_pid, dst, addr, len);
+    if (n == -ESRCH) {
+        /* The pid names the thread-group leader, and once the main thread has exited
+         * (pthread_exit in main) the kernel finds no memory through it: any live thread's id
+         * names the same memory, and the reading thread is live. */
+        g_pid = (int)fl_sys_gettid();
+        n = fl_sys_process_vm_readv(g_pid, dst, addr, len);
+    }
     return n == (long)len ? 0 : FL_EFAULT;
 }
 
@@ -71,13 +81,29 @@ static bool probe(const fl_reader_t *r) {
 static int open_pipe(void) {
     if (g_pipe[0] >= 0) return 0;
     int fds[2];
+    struct stat st;
     if (fl_sys_pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return FL_EIO;
+    g_pipe_ino = fl_sys_fstat(fds[0], &st) == 0 ? (uint64_t)st.st_ino : 0;
     g_pipe[0] = fds[0];
     g_pipe[1] = fds[1];
     return 0;
 }
 
-void fl_memory_refresh_pid(void) { g_pid = (int)fl_sys_getpid(); }
+static bool pipe_end_ours(int fd) {
+    struct stat st;
+    return fd >= 0 && fl_sys_fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode) &&
+           (uint64_t)st.st_ino == g_pipe_ino;
+}
+
+void fl_memory_refresh_pid(void) {
+    g_pid = (int)fl_sys_getpid();
+    /* The program owns the descriptor table: ends it closed, or closed and reused, are not
+     * ours to write memory into or to close. A new pipe, if a descriptor is free. */
+    if (g_method == FL_MEMORY_PIPE && !(pipe_end_ours(g_pipe[0]) && pipe_end_ours(g_pipe[1]))) {
+        g_pipe[0] = g_pipe[1] = -1;
+        (void)open_pipe();
+    }
+}
 
 int fl_memory_init(fl_memory_method_t force) {
     fl_memory_refresh_pid();

@@ -190,7 +190,9 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     fl_guard_recover();
 
     /* Unreadable arguments: a siginfo that says only the signal (sent, so that passing it on
-     * re-raises it and the process dies of it), and this thread's registers from here. */
+     * re-raises it and the process dies of it), and this thread's registers from here. The
+     * reader first: the process may be a fork, or the program may have taken its pipe. */
+    fl_memory_refresh_pid();
     siginfo_t own;
     const char *note = NULL;
     if (!args_readable(info, ucontext)) {

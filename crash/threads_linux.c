@@ -302,7 +302,7 @@ static long read_task_file(int tid, const char *file, char *buf, size_t cap) {
  * delivered the mask can block everything for a moment (qemu-user blocks every host signal while
  * it hands one to the guest), and nothing is pending then. Any pending signal rather than ours:
  * under qemu the request waits as the host signal qemu maps ours to, whose number we do not know.
- * -errno if the thread is gone. */
+ * -errno if the thread is gone (-ENOENT also for a zombie, which never answers). */
 static int blocks_signal(int tid, int sig) {
     char buf[2048];
     long n = read_task_file(tid, "status", buf, sizeof buf);
@@ -311,6 +311,8 @@ static int blocks_signal(int tid, int sig) {
     uint64_t mask[2] = {0, 0};
     for (const char *p = buf; *p; p++) {
         if (p != buf && p[-1] != '\n') continue;
+        /* A zombie: the main thread after pthread_exit stays listed until the process ends */
+        if (fl_memcmp(p, "State:\t", 7) == 0 && (p[7] == 'Z' || p[7] == 'X')) return -ENOENT;
         for (int k = 0; k < 2; k++) {
             const char *h = p + 8;
             if (fl_memcmp(p, names[k], 8) == 0 && !fl_parse_hex(&h, buf + n, &mask[k])) return 0;

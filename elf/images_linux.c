@@ -132,7 +132,9 @@ bool fl_elf_exe_path(char *buf, size_t len) {
     static const char deleted[] = " (deleted)";
     const size_t dn = sizeof deleted - 1;
     if (!len) return false;
+    /* (as fl_maps_read: once the main thread has exited, /proc/self/exe is gone) */
     long n = fl_sys_readlinkat(AT_FDCWD, "/proc/self/exe", buf, len);
+    if (n < 0) n = fl_sys_readlinkat(AT_FDCWD, "/proc/thread-self/exe", buf, len);
     if (n < 0) n = 0;
     bool whole = (size_t)n < len;
     if (!whole) n = (long)len - 1;

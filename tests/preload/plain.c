@@ -9,8 +9,14 @@
  *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
  *     sigaction and signal read SIG_DFL back, then faults)
  *   plain fds-closed | fds-reused DIR FILE   (closes every descriptor above 2, as a daemon does,
- *     but pipes (qemu-user keeps one of its own in the program's table), then faults | then first opens DIR four times and FILE for appending four times, so that
- *     they take the lowest numbers, which the closed ones had, and faults) */
+ *     but pipes if PLAIN_KEEP_PIPES is set (qemu-user keeps one of its own in the program's
+ *     table), then faults | then first opens FILE for appending and DIR, four times each in
+ *     turn, so that they take the lowest numbers, which the closed ones had, and faults)
+ *   plain small-altstack   (gives itself an 8 KiB alternate signal stack, SIGSTKSZ's classic
+ *     size, in place of the library's, then overflows its stack in recurse())
+ *   plain fsize-limit   (limits the files it writes to 1 KiB, RLIMIT_FSIZE, then faults)
+ *   plain main-exits   (starts a parked thread and one that faults after 200 ms, and ends its
+ *     main thread with pthread_exit: the process lives on without it) */
 #include <fcntl.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -84,6 +90,13 @@ static void *parked(void *arg) {
     return NULL;
 }
 
+static void *fault_later(void *arg) {
+    (void)arg;
+    usleep(200 * 1000);
+    fault();
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (!strcmp(m, "segv")) fault();
@@ -115,13 +128,20 @@ int main(int argc, char **argv) {
     }
     if (!strcmp(m, "fds-closed") || (!strcmp(m, "fds-reused") && argc > 3)) {
         struct stat st;
+        bool keep_pipes = getenv("PLAIN_KEEP_PIPES") != NULL;
         for (int fd = 3; fd < 1024; fd++)
-            if (fstat(fd, &st) == 0 && !S_ISFIFO(st.st_mode)) close(fd);
+            if (fstat(fd, &st) == 0 && !(keep_pipes && S_ISFIFO(st.st_mode))) close(fd);
         for (int i = 0; argc > 3 && i < 4; i++) {
-            if (open(argv[2], O_RDONLY | O_DIRECTORY) < 0) return 3;
             if (open(argv[3], O_WRONLY | O_APPEND) < 0) return 3;
+            if (open(argv[2], O_RDONLY | O_DIRECTORY) < 0) return 3;
         }
         fault();
+    }
+    if (!strcmp(m, "main-exits")) {
+        pthread_t t[2];
+        pthread_create(&t[0], NULL, parked, NULL);
+        pthread_create(&t[1], NULL, fault_later, NULL);
+        pthread_exit(NULL);
     }
     if (!strcmp(m, "fsize-limit")) {
         struct rlimit rl = {1024, 1024};
@@ -171,6 +191,6 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl|fds-closed|"
-                    "fds-reused DIR FILE|small-altstack|fsize-limit\n");
+                    "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits\n");
     return 2;
 }

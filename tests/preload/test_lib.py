@@ -5,8 +5,8 @@
 # program's own handler takes the signal; frame 0 in the faulting function per nm; the program's
 # SIG_DFL read as "report, then the default" (docs/preload.md); a program that closes or reuses the
 # library's descriptors, or replaces its alternate stack with a small one, still gets its report;
-# one that limits its file sizes still dies of its own signal. Reports are decoded by the build
-# host's CLI.
+# one that limits its file sizes still dies of its own signal; one whose main thread has exited
+# still gets a whole report. Reports are decoded by the build host's CLI.
 import argparse
 import json
 import os
@@ -28,11 +28,14 @@ os.makedirs(args.workdir)
 runner = args.runner.split()
 
 
-def preloaded(name, *prog):
+def preloaded(name, *prog, env_extra=None):
     """Runs plain with the library preloaded and its own report directory: (result, reports)."""
     d = os.path.join(args.workdir, name)
     os.makedirs(d)
-    env = {"LD_PRELOAD": os.path.abspath(args.preload), "FAULTLINE_REPORT_DIR": d}
+    env = {"LD_PRELOAD": os.path.abspath(args.preload), "FAULTLINE_REPORT_DIR": d,
+           **(env_extra or {})}
+    if runner:  # (qemu-user keeps a pipe of its own in the program's descriptor table)
+        env["PLAIN_KEEP_PIPES"] = "1"
     if runner:  # the emulator passes its own environment, not the guest's, unless told
         cmd = runner + [a for k, v in env.items() for a in ("-E", f"{k}={v}")]
         envp = dict(os.environ)
@@ -63,12 +66,19 @@ check(r.stdout == "SIG_DFL read back\n",
 # The program closes every descriptor above 2 (a daemon's closefrom), then perhaps opens a
 # directory and a file of its own under the numbers the library held: the report is still
 # written, in the report directory, and nothing of the program's is written to or closed.
+# Natively also with the pipe reader, whose two descriptors the program takes too: it must not
+# write memory into the program's file.
 decoy_dir = os.path.join(args.workdir, "decoy-dir")
 decoy_file = os.path.join(args.workdir, "decoy-file")
 os.makedirs(decoy_dir)
 open(decoy_file, "w").close()
-for mode, extra in (("fds-closed", ()), ("fds-reused", (decoy_dir, decoy_file))):
-    r, rep = preloaded(mode, mode, *extra)
+cases = [("fds-closed", (), None), ("fds-reused", (decoy_dir, decoy_file), None)]
+if not runner:
+    cases += [("fds-closed-pipe", (), "fds-closed"),
+              ("fds-reused-pipe", (decoy_dir, decoy_file), "fds-reused")]
+for mode, extra, plain_mode in cases:
+    r, rep = preloaded(mode, plain_mode or mode, *extra,
+                       env_extra={"FAULTLINE_MEMORY_METHOD": "pipe"} if plain_mode else None)
     if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
              f"{mode}: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}) "
              f"{r.stderr.strip()[-200:]!r}"):
@@ -100,6 +110,21 @@ r, rep = preloaded("fsize-limit", "fsize-limit")
 check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and "incomplete" in r.stderr,
       f"fsize-limit: died of SIGSEGV, not SIGXFSZ ({r.returncode}), one report ({len(rep)}) "
       f"said to be incomplete ({r.stderr.strip()[-200:]!r})")
+
+# The main thread ends with pthread_exit and another thread faults: /proc/self is the exited
+# main thread's (no maps, no exe link) and process_vm_readv finds no memory through its id.
+r, rep = preloaded("main-exits", "main-exits")
+if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+         f"main-exits: died of SIGSEGV ({r.returncode}) with one report ({len(rep)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    pc0 = crashed_pc0(doc)
+    main = [t for t in doc["threads"] if t["tid"] == doc["process"]["pid"]]
+    check(pc0 is not None and lo <= pc0 < hi and not doc.get("notes") and
+          doc["process"]["path"] == os.path.realpath(args.plain) and
+          len(main) == 1 and main[0]["state"] == "exited",
+          f"main-exits: frame 0 in fault() per nm ({pc0}), no notes ({doc.get('notes')}), the "
+          f"program's path ({doc['process']['path']}), the main thread listed as exited "
+          f"({[t['state'] for t in main]})")
 
 r, rep = preloaded("own-dfl-raw", "own-dfl-raw")
 check(r.returncode == -signal.SIGSEGV and not rep,
