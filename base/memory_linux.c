@@ -95,27 +95,54 @@ static bool pipe_end_ours(int fd) {
            (uint64_t)st.st_ino == g_pipe_ino;
 }
 
+/* Our pipe, or a new one. The program owns the descriptor table: ends it closed, or closed and
+ * reused, are not ours to write memory into or to close. */
+static bool pipe_ready(void) {
+    if (g_pipe[0] >= 0 && pipe_end_ours(g_pipe[0]) && pipe_end_ours(g_pipe[1])) return true;
+    g_pipe[0] = g_pipe[1] = -1;
+    return open_pipe() == 0;
+}
+
+/* Whether a seccomp filter applies to the calling thread ("Seccomp:\t2" in its status): a
+ * filter's verdict on a system call may be death by SIGSYS, and nothing can ask it first, so
+ * the reader then keeps to write and read, which every policy leaves a process. */
+static char g_status[4096]; /* (static: the caller may be on a small signal stack) */
+static bool seccomp_filtered(void) {
+    long fd = fl_sys_openat(AT_FDCWD, "/proc/thread-self/status", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) fd = fl_sys_openat(AT_FDCWD, "/proc/self/status", O_RDONLY | O_CLOEXEC, 0);
+    if (fd < 0) return false;
+    long n = fl_sys_read((int)fd, g_status, sizeof g_status - 1);
+    fl_sys_close((int)fd);
+    if (n <= 0) return false;
+    g_status[n] = 0;
+    for (const char *p = g_status; *p; p++)
+        if ((p == g_status || p[-1] == '\n') && fl_memcmp(p, "Seccomp:\t", 9) == 0)
+            return p[9] == '2';
+    return false;
+}
+
 void fl_memory_refresh_pid(void) {
+    static volatile int busy; /* one thread at a time changes the method and the pipe */
     g_pid = (int)fl_sys_getpid();
-    /* The program owns the descriptor table: ends it closed, or closed and reused, are not
-     * ours to write memory into or to close. A new pipe, if a descriptor is free. */
-    if (g_method == FL_MEMORY_PIPE && !(pipe_end_ours(g_pipe[0]) && pipe_end_ours(g_pipe[1]))) {
-        g_pipe[0] = g_pipe[1] = -1;
-        (void)open_pipe();
-    }
+    if (__atomic_exchange_n(&busy, 1, __ATOMIC_ACQUIRE)) return;
+    if (g_method == FL_MEMORY_PIPE)
+        (void)pipe_ready();
+    else if (g_method == FL_MEMORY_VM_READV && seccomp_filtered() && pipe_ready() &&
+             probe(&g_pipe_reader))
+        g_method = FL_MEMORY_PIPE; /* a filter installed since (a sandbox): its verdict may kill */
+    __atomic_store_n(&busy, 0, __ATOMIC_RELEASE);
 }
 
 int fl_memory_init(fl_memory_method_t force) {
     fl_memory_refresh_pid();
-    if (force == FL_MEMORY_NONE || force == FL_MEMORY_VM_READV) {
+    if (force == FL_MEMORY_VM_READV || (force == FL_MEMORY_NONE && !seccomp_filtered())) {
         if (probe(&g_vm_reader)) {
             g_method = FL_MEMORY_VM_READV;
             return 0;
         }
         if (force == FL_MEMORY_VM_READV) return FL_ENOSYS;
     }
-    int e = open_pipe();
-    if (e) return e;
+    if (!pipe_ready()) return FL_EIO;
     if (!probe(&g_pipe_reader)) return FL_ENOSYS;
     g_method = FL_MEMORY_PIPE;
     return 0;

@@ -16,8 +16,15 @@
  *     size, in place of the library's, then overflows its stack in recurse())
  *   plain fsize-limit   (limits the files it writes to 1 KiB, RLIMIT_FSIZE, then faults)
  *   plain main-exits   (starts a parked thread and one that faults after 200 ms, and ends its
- *     main thread with pthread_exit: the process lives on without it) */
+ *     main thread with pthread_exit: the process lives on without it)
+ *   plain seccomp-kill | seccomp-errno | seccomp-exec   (a seccomp filter on process_vm_readv,
+ *     killing the process | failing the call with EPERM, then a fault | killing, then execs
+ *     `plain segv`, so that the library installs under the filter; exit 3 where seccomp is not
+ *     available, as under qemu-user) */
 #include <fcntl.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdbool.h>
@@ -26,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -90,6 +98,20 @@ static void *parked(void *arg) {
     return NULL;
 }
 
+/* A filter on one system call, process_vm_readv (the safe reader's first choice): `action` for
+ * it, every other call allowed. */
+static bool filter_vm_readv(unsigned action) {
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_process_vm_readv, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, action),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = {.len = sizeof f / sizeof f[0], .filter = f};
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+           prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
+}
+
 static void *fault_later(void *arg) {
     (void)arg;
     usleep(200 * 1000);
@@ -134,6 +156,17 @@ int main(int argc, char **argv) {
         for (int i = 0; argc > 3 && i < 4; i++) {
             if (open(argv[3], O_WRONLY | O_APPEND) < 0) return 3;
             if (open(argv[2], O_RDONLY | O_DIRECTORY) < 0) return 3;
+        }
+        fault();
+    }
+    if (!strcmp(m, "seccomp-kill") || !strcmp(m, "seccomp-errno") || !strcmp(m, "seccomp-exec")) {
+        if (!filter_vm_readv(!strcmp(m, "seccomp-errno") ? SECCOMP_RET_ERRNO | 1
+                                                          : SECCOMP_RET_KILL_PROCESS))
+            return 3;
+        if (!strcmp(m, "seccomp-exec")) {
+            char *again[] = {argv[0], "segv", NULL};
+            execv("/proc/self/exe", again);
+            return 4;
         }
         fault();
     }
@@ -191,6 +224,7 @@ int main(int argc, char **argv) {
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl|fds-closed|"
-                    "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits\n");
+                    "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
+                    "seccomp-errno|seccomp-exec\n");
     return 2;
 }

@@ -5,8 +5,8 @@
 # program's own handler takes the signal; frame 0 in the faulting function per nm; the program's
 # SIG_DFL read as "report, then the default" (docs/preload.md); a program that closes or reuses the
 # library's descriptors, or replaces its alternate stack with a small one, still gets its report;
-# one that limits its file sizes still dies of its own signal; one whose main thread has exited
-# still gets a whole report. Reports are decoded by the build host's CLI.
+# one that limits its file sizes, or runs under a seccomp filter, still dies of its own signal;
+# one whose main thread has exited still gets a whole report. Reports are decoded by the build host's CLI.
 import argparse
 import json
 import os
@@ -125,6 +125,20 @@ if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
           f"main-exits: frame 0 in fault() per nm ({pc0}), no notes ({doc.get('notes')}), the "
           f"program's path ({doc['process']['path']}), the main thread listed as exited "
           f"({[t['state'] for t in main]})")
+
+# A seccomp filter that kills the process (or fails the call) on process_vm_readv, the safe
+# reader's first choice: installed after the library, or before it (then exec). The reader keeps
+# to write and read under any filter; the process dies of its own signal with a whole report.
+# (Not under qemu-user, which has no seccomp for its guest.)
+for mode in () if runner else ("seccomp-kill", "seccomp-errno", "seccomp-exec"):
+    r, rep = preloaded(mode, mode)
+    if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+             f"{mode}: died of SIGSEGV, not SIGSYS ({r.returncode}), with one report "
+             f"({len(rep)})"):
+        doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+        pc0 = crashed_pc0(doc)
+        check(pc0 is not None and lo <= pc0 < hi and not doc.get("notes"),
+              f"{mode}: frame 0 in fault() per nm ({pc0}), no notes ({doc.get('notes')})")
 
 r, rep = preloaded("own-dfl-raw", "own-dfl-raw")
 check(r.returncode == -signal.SIGSEGV and not rep,
