@@ -123,6 +123,10 @@ long fl_sys_futex_wake(volatile int *addr, int count); /* AS-SAFE */
 /* Linux only (sys_linux.c), and called only by *_linux.c files: */
 long fl_sys_tgkill(int tgid, int tid, int sig);           /* AS-SAFE */
 long fl_sys_prctl_get_name(char name[16]);                /* AS-SAFE; calling thread's name */
+/* The calling thread's seccomp mode (prctl PR_GET_SECCOMP: 0 none, 2 a filter) or -errno. Under
+ * a filter that does not allow prctl this call is the filter's to judge (systemd's @process set,
+ * part of @system-service, allows it). AS-SAFE. */
+long fl_sys_seccomp_mode(void);
 long fl_sys_set_thread_name(const char *name);             /* the calling thread's; <= 15 bytes */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
