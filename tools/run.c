@@ -56,9 +56,19 @@ static bool find_preload(const char *given, char *out, size_t cap) {
 }
 
 /* The newest report in dir written by pid at or after since_ns; its name into out. */
-static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out, size_t cap) {
+/* The reports written in dir since since_ns: pid's latest into out (true if any), and how many
+ * other processes wrote (*others), the first OTHERS_SHOWN of them named in others_out. */
+#define OTHERS_SHOWN 8
+typedef struct other {
+    char name[256]; /* (a directory entry's name) */
+    int pid, sig;
+} other_t;
+
+static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out, size_t cap,
+                        other_t *others_out, unsigned *others) {
     int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    *others = 0;
     if (!d) {
         if (dfd >= 0) close(dfd);
         return false;
@@ -69,8 +79,19 @@ static bool find_report(const char *dir, pid_t pid, uint64_t since_ns, char *out
     while ((e = readdir(d))) {
         fl_report_peek_t p;
         if (!fl_report_is_name(e->d_name) || fl_report_peek(dfd, e->d_name, &p) != 0 ||
-            !p.has_header || p.pid != pid || p.time_unix_ns < since_ns || p.time_unix_ns < best)
+            !p.has_header || p.time_unix_ns < since_ns)
             continue;
+        if (p.pid != pid) {
+            if (*others < OTHERS_SHOWN) {
+                other_t *o = &others_out[*others];
+                snprintf(o->name, sizeof o->name, "%s", e->d_name);
+                o->pid = p.pid;
+                o->sig = p.signal;
+            }
+            ++*others;
+            continue;
+        }
+        if (p.time_unix_ns < best) continue;
         best = p.time_unix_ns;
         found = snprintf(out, cap, "%s/%s", dir, e->d_name) < (int)cap;
     }
@@ -216,7 +237,9 @@ int fl_tool_cmd_run(int argc, char **argv) {
         const char *prog = fl_tool_clean(argv[i]), *name = fl_signal_name(sig);
         /* Any fatal signal may have a report (--signals decides which do); only the crash
          * signals' absence of one is worth a line. */
-        if (find_report(dir, pid, start_ns, path, sizeof path)) {
+        other_t others[OTHERS_SHOWN];
+        unsigned n_others = 0;
+        if (find_report(dir, pid, start_ns, path, sizeof path, others, &n_others)) {
             fprintf(stderr, "faultline run: %s (pid %d) died of %s; its report: %s\n\n", prog,
                     (int)pid, name, fl_tool_clean(path));
             fl_tool_render_file(stderr, format, path, &c.sym);
@@ -236,6 +259,18 @@ int fl_tool_cmd_run(int argc, char **argv) {
                                     "it (a line from it above says why; docs/preload.md)";
             fprintf(stderr, "faultline run: %s (pid %d) died of %s and wrote no report in %s: %s\n",
                     prog, (int)pid, name, fl_tool_clean(dir), why);
+        }
+        /* A wrapper (timeout, a shell) that passes its child's death on by raising the same
+         * signal leaves its own report: the child's, the crash, is among these. */
+        if (n_others) {
+            fprintf(stderr, "faultline run: %u report%s from other processes since %s started "
+                            "(its children, or others sharing %s):\n",
+                    n_others, n_others == 1 ? "" : "s", fl_tool_clean(argv[i]), fl_tool_clean(dir));
+            for (unsigned k = 0; k < n_others && k < OTHERS_SHOWN; k++)
+                fprintf(stderr, "  %s/%s (pid %d, %s)\n", fl_tool_clean(dir),
+                        fl_tool_clean(others[k].name), others[k].pid,
+                        others[k].sig ? fl_signal_name(others[k].sig) : "no signal");
+            if (n_others > OTHERS_SHOWN) fprintf(stderr, "  ...\n");
         }
     }
     fl_tool_cli_free(&c);

@@ -5,6 +5,8 @@
 # library loads (readelf, /proc/self/maps), inheritance, stdin/stdout and signals passed through.
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -106,6 +108,23 @@ check(r.returncode == 128 + signal.SIGSEGV and not reports(d) and
 r = subprocess.run([args.plain, "reset-dfl"], capture_output=True, text=True, timeout=120)
 check(r.returncode == -signal.SIGSEGV and r.stdout == "SIG_DFL read back\n",
       "reset-dfl without the library: the same output, the same death")
+
+# ---- A wrapper that passes its child's death on by raising the same signal (coreutils'
+# timeout): its own report is the one run prints; the child's, the crash, is listed after it ----
+TIMEOUT = shutil.which("timeout")
+if check(TIMEOUT is not None, "coreutils' timeout is installed"):
+    d = os.path.join(W, "wrapper")
+    r = subprocess.run([args.faultline, "run", "--report-dir", d, "--", TIMEOUT, "60", args.plain,
+                        "segv"], capture_output=True, text=True, timeout=120)
+    listed = re.findall(r"^  (\S+\.flr) \(pid (\d+), SIGSEGV\)$", r.stderr, re.M)
+    ok = check(r.returncode == 128 + signal.SIGSEGV and len(reports(d)) == 2 and
+               "1 report from other processes since" in r.stderr and len(listed) == 1,
+               f"timeout plain segv: the wrapper's report, then the child's listed ({listed})")
+    if ok:
+        doc = json.loads(run([args.faultline, "show", "--json", listed[0][0]]).stdout)
+        pc0 = crashed_pc0(doc)
+        check(doc["process"]["pid"] == int(listed[0][1]) and pc0 is not None and
+              FAULT[0] <= pc0 < FAULT[1], f"the listed report is the child's crash ({pc0})")
 
 # ---- Programs the loader will not preload into: run says so before and after ----
 d = os.path.join(W, "static")
