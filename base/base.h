@@ -130,6 +130,8 @@ long fl_sys_seccomp_mode(void);
 long fl_sys_set_thread_name(const char *name);             /* the calling thread's; <= 15 bytes */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
+/* fcntl(fd, F_DUPFD_CLOEXEC, min): a copy of fd at the lowest free number >= min. AS-SAFE. */
+long fl_sys_dupfd_cloexec(int fd, int min);
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */
 long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len); /* AS-SAFE; no NUL added */
 long fl_sys_getuid(void);                                 /* AS-SAFE */

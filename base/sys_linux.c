@@ -115,6 +115,7 @@ long fl_sys_set_thread_name(const char *name) {
     return SYS(SYS_prctl, PR_SET_NAME, name, 0, 0, 0, 0);
 }
 
+long fl_sys_dupfd_cloexec(int fd, int min) { return SYS(SYS_fcntl, fd, F_DUPFD_CLOEXEC, min, 0, 0, 0); }
 long fl_sys_seccomp_mode(void) { return SYS(SYS_prctl, PR_GET_SECCOMP, 0, 0, 0, 0, 0); }
 long fl_sys_prctl_get_name(char name[16]) {
     name[0] = 0;

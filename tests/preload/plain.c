@@ -17,6 +17,8 @@
  *   plain fsize-limit   (limits the files it writes to 1 KiB, RLIMIT_FSIZE, then faults)
  *   plain main-exits   (starts a parked thread and one that faults after 200 ms, and ends its
  *     main thread with pthread_exit: the process lives on without it)
+ *   plain lowest-fd   (exits with the number its open of /dev/null gets: 0 when it was started
+ *     with stdin closed, unless a library holds that number)
  *   plain seccomp-kill | seccomp-errno | seccomp-exec   (a seccomp filter on process_vm_readv,
  *     killing the process | failing the call with EPERM, then a fault | killing, then execs
  *     `plain segv`, so that the library installs under the filter; exit 3 where seccomp is not
@@ -170,6 +172,7 @@ int main(int argc, char **argv) {
         }
         fault();
     }
+    if (!strcmp(m, "lowest-fd")) return open("/dev/null", O_RDONLY);
     if (!strcmp(m, "main-exits")) {
         pthread_t t[2];
         pthread_create(&t[0], NULL, parked, NULL);
@@ -225,6 +228,6 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
-                    "seccomp-errno|seccomp-exec\n");
+                    "seccomp-errno|seccomp-exec|lowest-fd\n");
     return 2;
 }
