@@ -199,15 +199,27 @@ int fl_tool_cmd_run(int argc, char **argv) {
     struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward}, old_int, old_quit;
     sigemptyset(&ign.sa_mask);
     sigemptyset(&fwd.sa_mask);
+    /* Blocked from before the fork until the handlers are in place: a signal that arrives as
+     * the program starts is then forwarded (or, ^C and ^\, ignored) rather than ending us with
+     * the program left running. */
+    sigset_t held, mask;
+    sigemptyset(&held);
+    sigaddset(&held, SIGINT);
+    sigaddset(&held, SIGQUIT);
+    for (size_t k = 0; k < sizeof k_forwarded / sizeof k_forwarded[0]; k++)
+        sigaddset(&held, k_forwarded[k]);
+    sigprocmask(SIG_BLOCK, &held, &mask);
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "faultline run: fork: %s\n", strerror(errno));
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         free(pre);
         fl_tool_cli_free(&c);
         return 1;
     }
     if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &mask, NULL);
         setenv("LD_PRELOAD", pre, 1);
         setenv("FAULTLINE_REPORT_DIR", dir, 1);
         if (signals) setenv("FAULTLINE_SIGNALS", signals, 1);
@@ -223,6 +235,7 @@ int fl_tool_cmd_run(int argc, char **argv) {
     sigaction(SIGQUIT, &ign, &old_quit);
     for (size_t k = 0; k < sizeof k_forwarded / sizeof k_forwarded[0]; k++)
         sigaction(k_forwarded[k], &fwd, NULL);
+    sigprocmask(SIG_SETMASK, &mask, NULL);
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
