@@ -80,6 +80,12 @@ long fl_sys_mprotect(void *addr, size_t len, int prot);  /* AS-SAFE */
 long fl_sys_sigaltstack(const stack_t *ss, stack_t *old); /* AS-SAFE */
 struct stat;
 long fl_sys_fstat(int fd, struct stat *st);               /* AS-SAFE */
+/* fcntl(fd, F_DUPFD_CLOEXEC, min): a copy of fd at the lowest free number >= min. AS-SAFE. */
+long fl_sys_dupfd_cloexec(int fd, int min);
+/* fd itself if it is above 2, else a close-on-exec copy of it at 3 or above (fd then closed),
+ * -1 if none: a descriptor faultline keeps must leave 0, 1 and 2 to the program, whose next
+ * open takes them back when it was started with them closed (daemons count on it). AS-SAFE. */
+int fl_fd_above_std(int fd);
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */
 long fl_sys_unlinkat(int dirfd, const char *path, int flags); /* AS-SAFE */
 long fl_sys_fsync(int fd);                                /* AS-SAFE */
@@ -130,8 +136,6 @@ long fl_sys_seccomp_mode(void);
 long fl_sys_set_thread_name(const char *name);             /* the calling thread's; <= 15 bytes */
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
-/* fcntl(fd, F_DUPFD_CLOEXEC, min): a copy of fd at the lowest free number >= min. AS-SAFE. */
-long fl_sys_dupfd_cloexec(int fd, int min);
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */
 long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len); /* AS-SAFE; no NUL added */
 long fl_sys_getuid(void);                                 /* AS-SAFE */

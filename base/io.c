@@ -8,6 +8,13 @@
 
 #include "base/base.h"
 
+int fl_fd_above_std(int fd) {
+    if (fd < 0 || fd > 2) return fd;
+    int moved = (int)fl_sys_dupfd_cloexec(fd, 3);
+    fl_sys_close(fd);
+    return moved < 0 ? -1 : moved;
+}
+
 long fl_sys_write_all(int fd, const void *buf, size_t len) {
     const char *p = buf;
     unsigned stalls = 0;

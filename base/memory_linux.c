@@ -78,22 +78,13 @@ static bool probe(const fl_reader_t *r) {
     return fl_read(r, 8, &got, sizeof got) != 0;
 }
 
-/* fd moved above 2 (as the crash module's descriptors: a program started with stdin, stdout or
- * stderr closed gets them back from its own next open), or -1. */
-static int above_std(int fd) {
-    if (fd > 2) return fd;
-    int moved = (int)fl_sys_dupfd_cloexec(fd, 3);
-    fl_sys_close(fd);
-    return moved;
-}
-
 static int open_pipe(void) {
     if (g_pipe[0] >= 0) return 0;
     int fds[2];
     struct stat st;
     if (fl_sys_pipe2(fds, O_CLOEXEC | O_NONBLOCK) < 0) return FL_EIO;
-    fds[0] = above_std(fds[0]);
-    fds[1] = above_std(fds[1]);
+    fds[0] = fl_fd_above_std(fds[0]);
+    fds[1] = fl_fd_above_std(fds[1]);
     if (fds[0] < 0 || fds[1] < 0) {
         if (fds[0] >= 0) fl_sys_close(fds[0]);
         if (fds[1] >= 0) fl_sys_close(fds[1]);

@@ -45,6 +45,7 @@ long fl_sys_openat(int dirfd, const char *path, int flags, int mode) {
 }
 long fl_sys_close(int fd) { SYSCALL(close(fd)); }
 long fl_sys_fstat(int fd, struct stat *st) { SYSCALL(fstat(fd, st)); }
+long fl_sys_dupfd_cloexec(int fd, int min) { SYSCALL(fcntl(fd, F_DUPFD_CLOEXEC, min)); }
 long fl_sys_mprotect(void *addr, size_t len, int prot) { SYSCALL(mprotect(addr, len, prot)); }
 long fl_sys_sigaltstack(const stack_t *ss, stack_t *old) { SYSCALL(sigaltstack(ss, old)); }
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp) {

@@ -242,7 +242,9 @@ static int capture(const fl_capture_request_t *req) {
             c->reserve_fd[i] = -1;
         }
     int dirfd = fl_crash_dirfd(&reopened);
-    fl_memory_refresh_pid(); /* the process may be a fork of the one that installed */
+    /* The process may be a fork of the one that installed; and a crash's handler already did
+     * this, but a new pipe for the reader may need the descriptors freed just above. */
+    fl_memory_refresh_pid();
 
     uint8_t id[16];
     make_id(id);

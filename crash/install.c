@@ -32,15 +32,6 @@ static int make_dirs(const char *path) {
     return 0;
 }
 
-/* A descriptor of ours above 2: a program started with stdin, stdout or stderr closed gets them
- * back from its own next open (daemons count on that), not ours. */
-static int above_std(int fd) {
-    if (fd < 0 || fd > 2) return fd;
-    int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    close(fd);
-    return moved;
-}
-
 static int prepare_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) { /* only then create it (and its parents) */
@@ -48,7 +39,7 @@ static int prepare_dir(const char *dir) {
         if (e) return e;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
-    fd = above_std(fd);
+    fd = fl_fd_above_std(fd);
     if (fd < 0) return FL_EIO;
     struct stat st;
     if (faccessat(fd, ".", W_OK | X_OK, 0) != 0 || fstat(fd, &st) != 0) {
