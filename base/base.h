@@ -35,6 +35,15 @@ size_t fl_strnlen(const char *s, size_t max);             /* AS-SAFE */
 int fl_strcmp(const char *a, const char *b);              /* AS-SAFE */
 /* Copies at most cap-1 bytes and always terminates (cap > 0). Returns strlen(src) like strlcpy. */
 size_t fl_strlcpy(char *dst, const char *src, size_t cap); /* AS-SAFE */
+/* Length (1 to 4) of the well-formed UTF-8 sequence that starts s (shortest form, no
+ * surrogates, at most U+10FFFF), reading at most n bytes, *cp its code point; 0 if s starts
+ * none (or n is 0; *cp untouched). The one UTF-8 rule of reports, the cleaner and JSON. */
+size_t fl_utf8_seq(const char *s, size_t n, uint32_t *cp); /* AS-SAFE */
+/* The one cleaner for text bound for a terminal (fl_tool_clean, fl_log_stderr): s copied into
+ * dst (cap > 0 bytes with the NUL) with C0 controls, DEL, C1 controls (U+0080..U+009F) and each
+ * byte of invalid UTF-8 as '?', valid UTF-8 kept, cut between sequences. Idempotent. Returns
+ * the length written. AS-SAFE. */
+size_t fl_clean_term(char *dst, size_t cap, const char *s);
 void *fl_memcpy(void *dst, const void *src, size_t n);   /* AS-SAFE */
 void *fl_memset(void *dst, int c, size_t n);             /* AS-SAFE */
 int fl_memcmp(const void *a, const void *b, size_t n);   /* AS-SAFE */
@@ -88,6 +97,8 @@ long fl_sys_dupfd_cloexec(int fd, int min);
 int fl_fd_above_std(int fd);
 long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp); /* AS-SAFE */
 long fl_sys_unlinkat(int dirfd, const char *path, int flags); /* AS-SAFE */
+long fl_sys_mkdirat(int dirfd, const char *path, int mode); /* AS-SAFE */
+long fl_sys_geteuid(void);                                /* AS-SAFE */
 long fl_sys_fsync(int fd);                                /* AS-SAFE */
 long fl_sys_getpid(void);                                 /* AS-SAFE */
 /* The calling thread's id: Linux's tid; on Darwin the low 32 bits of the 64-bit thread id
@@ -168,8 +179,15 @@ void fl_file_unmap(const void *map, uint64_t size);
 
 /* Where reports go when nobody says (the preload library, `faultline run`):
  * $XDG_STATE_HOME/faultline/reports, else $HOME/.local/state/faultline/reports, else
- * /tmp/faultline-UID/faultline/reports; NULL if it does not fit in cap. NOT AS-SAFE (getenv). */
+ * ${TMPDIR:-/tmp}/faultline-UID/faultline/reports, that last one only if faultline-UID is a
+ * directory (not a link) of this user's with no access for others, made 0700 if missing (else
+ * a line on stderr says why not). NULL if none, or if it does not fit in cap. NOT AS-SAFE. */
 const char *fl_report_dir_default(char *buf, size_t cap);
+
+/* mkdir -p: every missing directory of `path` made with `mode` (existing ones are left as they
+ * are). 0, FL_ERANGE (longer than 1023 bytes) or FL_EIO (a mkdir failed other than by
+ * EEXIST). AS-SAFE. */
+int fl_make_dirs(const char *path, int mode);
 
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);

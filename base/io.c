@@ -15,6 +15,21 @@ int fl_fd_above_std(int fd) {
     return moved < 0 ? -1 : moved;
 }
 
+int fl_make_dirs(const char *path, int mode) {
+    char buf[1024];
+    size_t n = fl_strlcpy(buf, path, sizeof buf);
+    if (n >= sizeof buf) return FL_ERANGE;
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && buf[i] != 0) continue;
+        char saved = buf[i];
+        buf[i] = 0;
+        long r = fl_sys_mkdirat(AT_FDCWD, buf, mode);
+        buf[i] = saved;
+        if (r != 0 && r != -EEXIST) return FL_EIO;
+    }
+    return 0;
+}
+
 long fl_sys_write_all(int fd, const void *buf, size_t len) {
     const char *p = buf;
     unsigned stalls = 0;
@@ -41,8 +56,26 @@ const char *fl_report_dir_default(char *buf, size_t cap) {
         fl_strbuf_puts(&sb, home);
         fl_strbuf_puts(&sb, "/.local/state");
     } else {
-        fl_strbuf_puts(&sb, "/tmp/faultline-");
+        /* A name anyone can predict in a directory anyone can write: another user may have
+         * made it first, to read or replace the reports. Used only if it is this user's own,
+         * private directory, made now if need be (tmux's rule for its socket directory). */
+        const char *tmp = fl_env_get("TMPDIR");
+        struct stat st;
+        fl_strbuf_puts(&sb, tmp && tmp[0] == '/' ? tmp : "/tmp");
+        fl_strbuf_puts(&sb, "/faultline-");
         fl_strbuf_putu(&sb, (uint64_t)getuid());
+        if (sb.len + 1 >= cap) return NULL;
+        if ((mkdir(buf, 0700) != 0 && errno != EEXIST) || lstat(buf, &st) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077)) {
+            fl_strbuf_t m;
+            char msg[1200];
+            fl_strbuf_init(&m, msg, sizeof msg);
+            fl_strbuf_puts(&m, "not using ");
+            fl_strbuf_puts(&m, buf);
+            fl_strbuf_puts(&m, " for reports: not a directory of this user's alone");
+            fl_log_stderr(msg);
+            return NULL;
+        }
     }
     fl_strbuf_puts(&sb, "/faultline/reports");
     return sb.len + 1 < cap ? buf : NULL;
@@ -53,7 +86,8 @@ void fl_log_stderr(const char *msg) {
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, line, sizeof line - 1);
     fl_strbuf_puts(&sb, "faultline: ");
-    fl_strbuf_puts(&sb, msg);
+    /* (paths and names from the environment or the program: nothing may drive the terminal) */
+    sb.len += fl_clean_term(line + sb.len, sizeof line - 1 - sb.len, msg);
     line[sb.len++] = '\n';
     (void)fl_sys_write_all(2, line, sb.len);
 }

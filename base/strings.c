@@ -14,6 +14,53 @@ size_t fl_strnlen(const char *s, size_t max) {
     return n;
 }
 
+size_t fl_utf8_seq(const char *s, size_t n, uint32_t *cp) {
+    const unsigned char *p = (const unsigned char *)s;
+    if (!n) return 0;
+    unsigned c = p[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    /* Length and lead bits of the sequence a lead byte announces. */
+    size_t len = c >= 0xc2 && c <= 0xdf   ? 2
+                 : c >= 0xe0 && c <= 0xef ? 3
+                 : c >= 0xf0 && c <= 0xf4 ? 4
+                                          : 0;
+    if (!len || len > n) return 0;
+    uint32_t v = len == 2 ? c & 0x1f : len == 3 ? c & 0x0f : c & 0x07;
+    for (size_t k = 1; k < len; k++) {
+        if ((p[k] & 0xc0) != 0x80) return 0;
+        v = v << 6 | (p[k] & 0x3f);
+    }
+    if ((len == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
+        (len == 4 && (v < 0x10000 || v > 0x10ffff)))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+size_t fl_clean_term(char *dst, size_t cap, const char *s) {
+    size_t i = 0;
+    for (const char *p = s; p && *p;) {
+        uint32_t c = 0;
+        size_t n = fl_utf8_seq(p, fl_strnlen(p, 4), &c);
+        /* A sequence is kept whole or not at all, so that the cut cannot leave half of one. */
+        if (i + (n ? n : 1) >= cap) break;
+        /* C0, DEL and C1 (U+0080..U+009F; U+009B is CSI) drive terminals, and so does a byte
+         * of invalid UTF-8 on one that does not decode UTF-8 (a raw 0x9b is CSI there too). */
+        if (!n || c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
+            dst[i++] = '?';
+        } else {
+            fl_memcpy(dst + i, p, n);
+            i += n;
+        }
+        p += n ? n : 1;
+    }
+    if (cap) dst[i] = '\0';
+    return i;
+}
+
 int fl_strcmp(const char *a, const char *b) {
     while (*a && *a == *b) a++, b++;
     return (unsigned char)*a - (unsigned char)*b;

@@ -52,6 +52,10 @@ long fl_sys_renameat(int olddir, const char *oldp, int newdir, const char *newp)
     SYSCALL(renameat(olddir, oldp, newdir, newp));
 }
 long fl_sys_unlinkat(int dirfd, const char *path, int flags) { SYSCALL(unlinkat(dirfd, path, flags)); }
+long fl_sys_mkdirat(int dirfd, const char *path, int mode) {
+    SYSCALL(mkdirat(dirfd, path, (mode_t)mode));
+}
+long fl_sys_geteuid(void) { SYSCALL(geteuid()); }
 long fl_sys_fsync(int fd) { SYSCALL(fsync(fd)); }
 long fl_sys_getpid(void) { SYSCALL(getpid()); }
 

@@ -136,6 +136,10 @@ long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len) {
     return SYS(SYS_readlinkat, dirfd, path, buf, len, 0, 0);
 }
 long fl_sys_getuid(void) { return SYS(SYS_getuid, 0, 0, 0, 0, 0, 0); }
+long fl_sys_geteuid(void) { return SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
+long fl_sys_mkdirat(int dirfd, const char *path, int mode) {
+    return SYS(SYS_mkdirat, dirfd, path, mode, 0, 0, 0);
+}
 long fl_sys_rt_tgsigqueueinfo(int tgid, int tid, int sig, const void *info) {
     return SYS(SYS_rt_tgsigqueueinfo, tgid, tid, sig, info, 0, 0);
 }

@@ -207,30 +207,45 @@ bool fl_crash_is_report_dir(int fd) {
            (uint64_t)st.st_ino == fl_crash_config.dir_ino;
 }
 
-int fl_crash_dirfd(bool *reopened) {
+int fl_crash_dirfd(const char **why) {
     fl_crash_config_t *c = &fl_crash_config;
-    int fd = __atomic_load_n(&c->dirfd, __ATOMIC_SEQ_CST);
-    if (fd < 0 || fl_crash_is_report_dir(fd)) return fd;
-    /* The directory as the path now names it (it may have been replaced: it is still where
-     * the user asked for reports). O_NONBLOCK: the path may name a FIFO now. */
-    fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir,
-                            O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0);
-    if (fd < 0) return -1;
+    int old = __atomic_load_n(&c->dirfd, __ATOMIC_SEQ_CST);
     struct stat st;
-    if (fl_sys_fstat(fd, &st) == 0) {
-        c->dir_dev = (uint64_t)st.st_dev;
-        c->dir_ino = (uint64_t)st.st_ino;
+    if (old < 0) return -1; /* (not installed) */
+    bool ours = fl_sys_fstat(old, &st) == 0 && S_ISDIR(st.st_mode) &&
+                (uint64_t)st.st_dev == c->dir_dev && (uint64_t)st.st_ino == c->dir_ino;
+    if (ours && st.st_nlink > 0) return old;
+    /* The directory as the path names it now: the program may have taken the descriptor, or
+     * the directory was deleted (reports written into it would be lost with it). O_NONBLOCK:
+     * the path may name a FIFO now. */
+    int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+    int fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir, flags, 0);
+    if (fd == -ENOENT && fl_make_dirs(c->report_dir, 0700) == 0)
+        fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir, flags, 0);
+    if (fd < 0) return -1;
+    /* Another user's directory in its place is not trusted with the process's memory. */
+    if (fl_sys_fstat(fd, &st) != 0 ||
+        ((uint32_t)st.st_uid != c->dir_uid && (long)st.st_uid != fl_sys_geteuid())) {
+        fl_sys_close(fd);
+        return -1;
     }
+    c->dir_dev = (uint64_t)st.st_dev;
+    c->dir_ino = (uint64_t)st.st_ino;
+    c->dir_uid = (uint32_t)st.st_uid;
     __atomic_store_n(&c->dirfd, fd, __ATOMIC_SEQ_CST);
     c->marker.dirfd = fd;
-    *reopened = true;
+    if (ours) fl_sys_close(old); /* (the deleted directory's) */
+    *why = ours ? "the report directory had been deleted: made again at its path"
+                : "the program had closed or reused faultline's descriptor of the report "
+                  "directory: opened again by its path";
     return fd;
 }
 
 static int capture(const fl_capture_request_t *req) {
     fl_crash_config_t *c = &fl_crash_config;
     fl_report_writer_t *w = &g_writer;
-    bool crash = req->kind == 1, reopened = false;
+    bool crash = req->kind == 1;
+    const char *reopened = NULL;
 
     /* Free the reserved descriptors first: the report and one /proc file at a time need them,
      * even when the application has exhausted its descriptors. A snapshot, or a capture after
@@ -346,9 +361,7 @@ static int capture(const fl_capture_request_t *req) {
     if (tl->enum_error > 0) note(w, "other threads could not be listed (kern_return_t ", (uint64_t)tl->enum_error, ")");
     if (tl->total > tl->count) note(w, "thread list truncated at max_threads: the process had ", tl->total, " threads");
     if (req->note) fl_report_write_note(w, req->note);
-    if (reopened)
-        fl_report_write_note(w, "the program had closed or reused faultline's descriptor of the "
-                                "report directory: opened again by its path");
+    if (reopened) fl_report_write_note(w, reopened);
     fl_crash_os_notes(w, tl, req);
     for (unsigned i = 1; i < tl->count; i++) {
         const struct waiter *wt = find_waiter(tl->t[i].tid);

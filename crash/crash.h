@@ -27,6 +27,7 @@ typedef struct fl_crash_config {
     int dirfd;
     int reserve_fd[FL_RESERVE_FDS]; /* closed at crash time so the report can be opened at EMFILE */
     uint64_t dir_dev, dir_ino;
+    uint32_t dir_uid; /* the directory's owner at install: the only one trusted with a new one */
     unsigned max_threads, max_frames;
     unsigned crashed_stack_bytes, stack_bytes, stack_bytes_total; /* resolved: 0 = none */
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
@@ -229,10 +230,13 @@ int fl_crash_capture(const fl_capture_request_t *req);
  * descriptor the program closed, or reused for a file of its own, is not). AS-SAFE. */
 bool fl_crash_is_report_dir(int fd);
 /* The report directory's descriptor for a write: fl_crash_config.dirfd if it still is the
- * directory, else the directory opened again by its path (absolute since install), which then
- * replaces it (*reopened set); -1 if neither. A descriptor that is no longer ours is never
- * closed. AS-SAFE (one fstat; the open only when the program took the descriptor). */
-int fl_crash_dirfd(bool *reopened);
+ * directory and the directory still exists; else the directory its path names now (absolute
+ * since install; made again, 0700, if it was deleted: a cleaner of /tmp or of the user's state
+ * may remove it while a program runs), which then replaces it, *why set to the report's note
+ * saying so. -1 if neither, or if the new directory is owned by another user than the old one
+ * and this process. A descriptor that is no longer ours is never closed. AS-SAFE (one fstat;
+ * the path only when the descriptor cannot be used). */
+int fl_crash_dirfd(const char **why);
 /* After a recrash: closes and renames the partial report so its complete prefix is kept, and lets
  * parked threads go. AS-SAFE. */
 void fl_crash_abandon(void);

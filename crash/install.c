@@ -16,26 +16,10 @@ fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = {-1, -1}, .marke
 int fl_crash_test_fault_stage;
 static bool g_installed;
 
-/* mkdir -p with mode 0700 for every directory it creates. */
-static int make_dirs(const char *path) {
-    char buf[sizeof fl_crash_config.report_dir];
-    if (fl_strlcpy(buf, path, sizeof buf) >= sizeof buf) return FL_ERANGE;
-    for (char *p = buf + 1;; p++) {
-        if (*p == '/' || *p == 0) {
-            char saved = *p;
-            *p = 0;
-            if (mkdir(buf, 0700) != 0 && errno != EEXIST) return FL_EIO;
-            *p = saved;
-            if (!saved) break;
-        }
-    }
-    return 0;
-}
-
 static int prepare_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) { /* only then create it (and its parents) */
-        int e = make_dirs(dir);
+        int e = fl_make_dirs(dir, 0700);
         if (e) return e;
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
@@ -49,6 +33,7 @@ static int prepare_dir(const char *dir) {
     fl_crash_config.dirfd = fd;
     fl_crash_config.dir_dev = (uint64_t)st.st_dev;
     fl_crash_config.dir_ino = (uint64_t)st.st_ino;
+    fl_crash_config.dir_uid = (uint32_t)st.st_uid;
     /* Absolute path for the message the crash path prints. */
     if (dir[0] == '/' || !getcwd(fl_crash_config.report_dir, sizeof fl_crash_config.report_dir)) {
         fl_strlcpy(fl_crash_config.report_dir, dir, sizeof fl_crash_config.report_dir);

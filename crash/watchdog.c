@@ -108,7 +108,7 @@ static void *watchdog_main(void *arg) {
                 /* The whole record again: protobuf merges a repeated message field, but
                  * protobuf-c 1.4 replaces it, so each record must stand alone. */
                 if (g_hang_name[0]) {
-                    bool reopened = false;
+                    const char *reopened = NULL;
                     fl_report_append_hang(fl_crash_dirfd(&reopened), g_hang_name, &g_hang);
                 }
                 fl_run_marker_set_hang(&fl_crash_config.marker, false, g_hang.sequence, g_hang_id,

@@ -75,33 +75,13 @@ void fl_pb_bytes(fl_pb_t *pb, unsigned field, const void *p, size_t n) {
         fl_memcpy(dst, p, n);
 }
 
-/* Length of the valid UTF-8 sequence at p (at most n bytes), or 0 if it is not one. */
-static size_t utf8_len(const uint8_t *p, size_t n) {
-    uint8_t c = p[0];
-    if (c < 0x80)
-        return 1;
-    size_t len = c >= 0xc2 && c <= 0xdf   ? 2
-                 : c >= 0xe0 && c <= 0xef ? 3
-                 : c >= 0xf0 && c <= 0xf4 ? 4
-                                          : 0;
-    if (!len || len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++)
-        if ((p[i] & 0xc0) != 0x80)
-            return 0;
-    /* Overlong forms, surrogates and code points past U+10FFFF show in the second byte. */
-    if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
-        (c == 0xf4 && p[1] > 0x8f))
-        return 0;
-    return len;
-}
-
 /* Copies p[0..n) to dst (unless NULL) with each invalid byte as U+FFFD; returns the length. */
 static size_t utf8_clean(uint8_t *dst, const uint8_t *p, size_t n) {
     static const uint8_t fffd[3] = {0xef, 0xbf, 0xbd};
     size_t out = 0;
     for (size_t i = 0; i < n;) {
-        size_t k = utf8_len(p + i, n - i), m = k ? k : sizeof fffd;
+        uint32_t c;
+        size_t k = fl_utf8_seq((const char *)p + i, n - i, &c), m = k ? k : sizeof fffd;
         if (dst)
             fl_memcpy(dst + out, k ? p + i : fffd, m);
         out += m;

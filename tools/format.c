@@ -171,53 +171,11 @@ const char *fl_tool_kind_name(int kind) {
     }
 }
 
-size_t fl_tool_utf8_seq(const char *s, uint32_t *cp) {
-    const unsigned char *p = (const unsigned char *)s;
-    unsigned c = p[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    /* Length and minimum code point of the sequence a lead byte announces. */
-    size_t n = c >= 0xc2 && c <= 0xdf   ? 2
-               : c >= 0xe0 && c <= 0xef ? 3
-               : c >= 0xf0 && c <= 0xf4 ? 4
-                                        : 0;
-    uint32_t v = n == 2 ? c & 0x1f : n == 3 ? c & 0x0f : c & 0x07;
-    size_t k = 1;
-    /* A NUL is no continuation byte, so this never reads past the string's end. */
-    for (; n && k < n && (p[k] & 0xc0) == 0x80; k++)
-        v = v << 6 | (p[k] & 0x3f);
-    if (!n || k != n || (n == 3 && (v < 0x800 || (v >= 0xd800 && v <= 0xdfff))) ||
-        (n == 4 && (v < 0x10000 || v > 0x10ffff)))
-        return 0;
-    *cp = v;
-    return n;
-}
-
 const char *fl_tool_clean(const char *s) {
     static char bufs[4][4096];
     static unsigned next;
     char *b = bufs[next++ % 4];
-    size_t i = 0;
-    for (const char *p = s; p && *p;) {
-        uint32_t cp = 0;
-        size_t n = fl_tool_utf8_seq(p, &cp);
-        /* A sequence is kept whole or not at all, so that the cut cannot leave half of one. */
-        if (i + (n ? n : 1) > sizeof bufs[0] - 1)
-            break;
-        /* C0, DEL and C1 (U+0080..U+009F; U+009B is CSI) drive terminals, and so does a byte
-         * of invalid UTF-8 on one that does not decode UTF-8 (a raw 0x9b is CSI there too).
-         * Each becomes one '?'. */
-        if (!n || cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
-            b[i++] = '?';
-        } else {
-            memcpy(b + i, p, n);
-            i += n;
-        }
-        p += n ? n : 1;
-    }
-    b[i] = '\0';
+    fl_clean_term(b, sizeof bufs[0], s);
     return b;
 }
 

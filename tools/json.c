@@ -38,7 +38,7 @@ void fl_tool_json_string(FILE *o, const char *s) {
     fputc('"', o);
     while (*p) {
         uint32_t c = 0;
-        size_t n = fl_tool_utf8_seq((const char *)p, &c);
+        size_t n = fl_utf8_seq((const char *)p, fl_strnlen((const char *)p, 4), &c);
         if (c == '"' || c == '\\') {
             fprintf(o, "\\%c", (int)c);
         } else if (n && (c < 0x20 || (c >= 0x7f && c <= 0x9f))) {

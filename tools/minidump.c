@@ -90,7 +90,7 @@ static uint32_t add_string(buf_t *b, const char *s) {
     }
     for (const char *q = s; *q;) {
         uint32_t c = 0xfffd;
-        size_t k = fl_tool_utf8_seq(q, &c);
+        size_t k = fl_utf8_seq(q, fl_strnlen(q, 4), &c);
         q += k ? k : 1;
         if (c >= 0x10000) {
             c -= 0x10000;

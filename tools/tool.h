@@ -400,16 +400,10 @@ const char *fl_tool_state_name(int state);
 const char *fl_tool_state_detail(const Faultline__Thread *t);
 const char *fl_tool_build_id_kind_name(int kind);
 const char *fl_tool_kind_name(int kind);
-/* Length (1 to 4) of the well-formed UTF-8 sequence s starts (shortest form, no surrogates, at
- * most U+10FFFF), *cp its code point; 0 if s starts none (*cp untouched). s must not start
- * with NUL. The one UTF-8 rule of the cleaner and of JSON strings. */
-size_t fl_tool_utf8_seq(const char *s, uint32_t *cp);
 /* The one cleaner every string bound for a terminal passes through (text from a report, a
- * binary, a debug file, a file name, a server): C0 controls, DEL, C1 controls (U+0080..U+009F)
- * and each byte of invalid UTF-8 shown as '?', so that no such string can drive the terminal;
- * valid UTF-8 is kept. Cut at 4095 bytes, between sequences. Idempotent, so that text composed
- * of cleaned parts can be cleaned again after a cut. Four rotating buffers let one printf take
- * several. */
+ * binary, a debug file, a file name, a server): fl_clean_term, cut at 4095 bytes. Idempotent,
+ * so that text composed of cleaned parts can be cleaned again after a cut. Four rotating
+ * buffers let one printf take several. */
 const char *fl_tool_clean(const char *s);
 /* "SIGSEGV (SEGV_MAPERR)" or numbers where names are missing. */
 void fl_tool_signal_text(char *buf, size_t cap, const Faultline__Signal *s);

@@ -23,6 +23,7 @@
  *     killing the process | failing the call with EPERM, then a fault | killing, then execs
  *     `plain segv`, so that the library installs under the filter; exit 3 where seccomp is not
  *     available, as under qemu-user) */
+#include <dirent.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -170,6 +171,16 @@ int main(int argc, char **argv) {
             execv("/proc/self/exe", again);
             return 4;
         }
+        fault();
+    }
+    if (!strcmp(m, "dir-deleted") && argc > 3) { /* DIR gone|again|foreign */
+        DIR *d = opendir(argv[2]);
+        struct dirent *e;
+        while (d && (e = readdir(d)))
+            if (e->d_name[0] != '.') unlinkat(dirfd(d), e->d_name, 0);
+        if (!d || closedir(d) != 0 || rmdir(argv[2]) != 0) return 3;
+        if (strcmp(argv[3], "gone") && mkdir(argv[2], 0777) != 0) return 3;
+        if (!strcmp(argv[3], "foreign") && chown(argv[2], 65534, 65534) != 0) return 3;
         fault();
     }
     if (!strcmp(m, "lowest-fd")) return open("/dev/null", O_RDONLY);

@@ -4,7 +4,8 @@
 # the preloading): each process dies of its own signal with exactly one report, or none where the
 # program's own handler takes the signal; frame 0 in the faulting function per nm; the program's
 # SIG_DFL read as "report, then the default" (docs/preload.md); a program that closes or reuses the
-# library's descriptors, or replaces its alternate stack with a small one, still gets its report;
+# library's descriptors, deletes the report directory, or replaces its alternate stack with a
+# small one, still gets its report;
 # one that limits its file sizes, or runs under a seccomp filter, still dies of its own signal;
 # one whose main thread has exited still gets a whole report. Reports are decoded by the build host's CLI.
 import argparse
@@ -44,7 +45,8 @@ def preloaded(name, *prog, env_extra=None):
     envp.pop("FAULTLINE_SIGNALS", None)
     r = subprocess.run(cmd + [args.plain, *prog], capture_output=True, text=True, timeout=120,
                        env=envp)
-    return r, sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".flr"))
+    names = os.listdir(d) if os.path.isdir(d) else []  # (a program may remove it)
+    return r, sorted(os.path.join(d, f) for f in names if f.endswith(".flr"))
 
 
 lo, hi = nm_range(args.plain, "fault")
@@ -90,6 +92,60 @@ for mode, extra, plain_mode in cases:
 check(os.listdir(decoy_dir) == [] and os.path.getsize(decoy_file) == 0,
       "fds-reused: the program's directory and file under the old numbers are untouched "
       f"({os.listdir(decoy_dir)}, {os.path.getsize(decoy_file)} bytes)")
+
+# The report directory is deleted while the program runs (a cleaner of /tmp or of the user's
+# state), and perhaps made again: the report goes to the directory the path names, made again
+# if need be, and says so. One made again by another user is not trusted with the report.
+for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
+    d = os.path.join(args.workdir, "dir-deleted-" + how)
+    r, rep = preloaded("dir-deleted-" + how, "dir-deleted", d, how)
+    if how == "foreign":
+        check(r.returncode == -signal.SIGSEGV and rep == [] and "cannot create" in r.stderr,
+              f"dir-deleted foreign: died of SIGSEGV ({r.returncode}), no report in the other "
+              f"user's directory ({rep}), said so ({r.stderr.strip()[-200:]!r})")
+        continue
+    if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+             f"dir-deleted {how}: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}) "
+             f"{r.stderr.strip()[-200:]!r}"):
+        doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+        pc0 = crashed_pc0(doc)
+        check(pc0 is not None and lo <= pc0 < hi and
+              any("had been deleted" in n for n in doc.get("notes", [])) and
+              (how != "gone" or (os.stat(d).st_mode & 0o777) == 0o700),
+              f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
+              f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
+
+# No FAULTLINE_REPORT_DIR, HOME or XDG_STATE_HOME (a daemon): reports go to
+# $TMPDIR/faultline-UID/faultline/reports, faultline-UID made 0700; not if another user could
+# have made it first or can write to it (a name anyone can predict, in a directory anyone can
+# write to).
+if not runner:
+    uid = os.getuid()
+    for how in ("fresh", "open"):
+        tmp = os.path.join(args.workdir, "tmpdir-" + how)
+        top = os.path.join(tmp, f"faultline-{uid}")
+        os.makedirs(tmp)
+        if how == "open":
+            os.makedirs(top)
+            os.chmod(top, 0o777)
+        envp = {k: v for k, v in os.environ.items()
+                if k not in ("HOME", "XDG_STATE_HOME", "FAULTLINE_REPORT_DIR", "FAULTLINE_SIGNALS")}
+        envp.update(LD_PRELOAD=os.path.abspath(args.preload), TMPDIR=tmp)
+        r = subprocess.run([args.plain, "segv"], capture_output=True, text=True, timeout=120,
+                           env=envp)
+        d = os.path.join(top, "faultline", "reports")
+        rep = [f for f in os.listdir(d) if f.endswith(".flr")] if os.path.isdir(d) else []
+        if how == "fresh":
+            check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and
+                  (os.stat(top).st_mode & 0o777) == 0o700,
+                  f"default directory: died of SIGSEGV ({r.returncode}), one report in {d} "
+                  f"({len(rep)}), {top} made 0700 ({oct(os.stat(top).st_mode)}) "
+                  f"{r.stderr.strip()[-200:]!r}")
+        else:
+            check(r.returncode == -signal.SIGSEGV and rep == [] and
+                  f"not using {top} for reports" in r.stderr and "not installed" in r.stderr,
+                  f"default directory open to others: died of SIGSEGV ({r.returncode}), no "
+                  f"report ({rep}), said why ({r.stderr.strip()[-300:]!r})")
 
 # The program's own small alternate stack (8 KiB) in place of the library's, and a stack
 # overflow: the capture runs on a stack of the library's, so the report is whole.

@@ -199,10 +199,12 @@ check(first == "sleeping\n" and rc == 128 + signal.SIGTERM and "report" not in p
 
 # ---- The library alone: a bad setting is said once, and the program still runs ----
 env = dict(os.environ, LD_PRELOAD=args.preload, FAULTLINE_REPORT_DIR=os.path.join(W, "env"),
-           FAULTLINE_SIGNALS="SEGV,NOPE")
+           FAULTLINE_SIGNALS="SEGV,NOPE\x1b[2J\u009b")
 r = subprocess.run([args.plain, "exit", "0"], capture_output=True, text=True, env=env)
-check(r.returncode == 0 and "not installed: FAULTLINE_SIGNALS" in r.stderr,
-      f"a bad FAULTLINE_SIGNALS: said, program unharmed ({r.stderr.strip()})")
+check(r.returncode == 0 and "not installed: FAULTLINE_SIGNALS" in r.stderr and
+      "NOPE?[2J?" in r.stderr and "\x1b" not in r.stderr and "\u009b" not in r.stderr,
+      f"a bad FAULTLINE_SIGNALS: said, cleaned for the terminal, program unharmed "
+      f"({r.stderr.strip()!r})")
 env["FAULTLINE_SIGNALS"] = "SIGSEGV 6"
 r = subprocess.run([args.plain, "abort"], capture_output=True, text=True, env=env)
 check(r.returncode == -signal.SIGABRT and len(reports(os.path.join(W, "env"))) == 1,
