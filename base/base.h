@@ -189,6 +189,10 @@ const char *fl_report_dir_default(char *buf, size_t cap);
  * EEXIST). AS-SAFE. */
 int fl_make_dirs(const char *path, int mode);
 
+/* The usual text and name of a file-system errno value ("permission denied (EACCES)"), NULL
+ * for others (their number is then shown). AS-SAFE. */
+const char *fl_errno_text(int e);
+
 /* Writes a diagnostic line "faultline: <msg>\n" to stderr (fd 2), ignoring errors. AS-SAFE. */
 void fl_log_stderr(const char *msg);
 

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* fl_strerror: one static message per FL_E* code. */
+#include <errno.h>
+
 #include "base/base.h"
 
 const char *fl_strerror(int err) {
@@ -24,5 +26,23 @@ const char *fl_strerror(int err) {
     case FL_ETIMEDOUT: return "the thread did not answer in time";
     case FL_ENOSIGNAL: return "no capture signal (none was free, or the application took it)";
     default: return "unknown error";
+    }
+}
+
+const char *fl_errno_text(int e) {
+    switch (e) {
+    case EACCES: return "permission denied (EACCES)";
+    case EPERM: return "operation not permitted (EPERM)";
+    case ENOENT: return "no such file or directory (ENOENT)";
+    case ENOTDIR: return "not a directory (ENOTDIR)";
+    case ENOSPC: return "no space left on device (ENOSPC)";
+    case EDQUOT: return "disk quota exceeded (EDQUOT)";
+    case EROFS: return "read-only file system (EROFS)";
+    case EMFILE: return "too many open files (EMFILE)";
+    case ENFILE: return "too many open files in the system (ENFILE)";
+    case EFBIG: return "file too large (EFBIG)";
+    case EIO: return "input/output error (EIO)";
+    case ENAMETOOLONG: return "file name too long (ENAMETOOLONG)";
+    default: return NULL;
     }
 }

@@ -82,7 +82,7 @@ const char *fl_report_dir_default(char *buf, size_t cap) {
 }
 
 void fl_log_stderr(const char *msg) {
-    char line[512];
+    char line[1280];
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, line, sizeof line - 1);
     fl_strbuf_puts(&sb, "faultline: ");

@@ -469,16 +469,23 @@ int fl_report_writer_finish(fl_report_writer_t *w) { return close_and_rename(w, 
 int fl_report_writer_abandon(fl_report_writer_t *w) { return close_and_rename(w, false); }
 
 void fl_report_writer_log_failure(const fl_report_writer_t *w, const char *dir) {
-    char msg[256];
+    char msg[1200]; /* (the directory's path is up to 1023 bytes) */
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, msg, sizeof msg);
     fl_strbuf_puts(&sb, "cannot create a crash report in ");
     fl_strbuf_puts(&sb, dir);
     fl_strbuf_puts(&sb, " (error: ");
-    fl_strbuf_puts(&sb, fl_strerror(w->err));
-    if (w->sys_errno) {
+    const char *text = w->sys_errno ? fl_errno_text(w->sys_errno) : NULL;
+    fl_strbuf_puts(&sb, text ? text : fl_strerror(w->err));
+    if (w->sys_errno && !text) {
         fl_strbuf_puts(&sb, ", errno ");
         fl_strbuf_putu(&sb, (uint64_t)w->sys_errno);
+    }
+    /* A program that changed its user after start (a daemon dropping root) may no longer
+     * write where it could at install. */
+    if (w->sys_errno == EACCES || w->sys_errno == EPERM) {
+        fl_strbuf_puts(&sb, "; the process runs as user ");
+        fl_strbuf_putu(&sb, (uint64_t)fl_sys_geteuid());
     }
     fl_strbuf_puts(&sb, ")");
     fl_log_stderr(msg);

@@ -183,6 +183,10 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[3], "foreign") && chown(argv[2], 65534, 65534) != 0) return 3;
         fault();
     }
+    if (!strcmp(m, "drop-user")) { /* a daemon giving up root after start */
+        if (setgid(65534) != 0 || setuid(65534) != 0) return 3;
+        fault();
+    }
     if (!strcmp(m, "lowest-fd")) return open("/dev/null", O_RDONLY);
     if (!strcmp(m, "main-exits")) {
         pthread_t t[2];

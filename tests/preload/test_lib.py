@@ -115,6 +115,15 @@ for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
               f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
               f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
 
+# A program that gives up root after start can no longer write in the 0700 report directory
+# root made: no report, but stderr says why, in words.
+if os.geteuid() == 0:
+    r, rep = preloaded("drop-user", "drop-user")
+    check(r.returncode == -signal.SIGSEGV and rep == [] and
+          "permission denied (EACCES); the process runs as user 65534" in r.stderr,
+          f"drop-user: died of SIGSEGV ({r.returncode}), stderr says why there is no report "
+          f"({r.stderr.strip()[-300:]!r})")
+
 # No FAULTLINE_REPORT_DIR, HOME or XDG_STATE_HOME (a daemon): reports go to
 # $TMPDIR/faultline-UID/faultline/reports, faultline-UID made 0700; not if another user could
 # have made it first or can write to it (a name anyone can predict, in a directory anyone can
