@@ -189,6 +189,11 @@ const char *fl_report_dir_default(char *buf, size_t cap);
  * EEXIST). AS-SAFE. */
 int fl_make_dirs(const char *path, int mode);
 
+/* Calls fn with each name in the directory `path` (relative to dirfd; "." and ".." included),
+ * read on a descriptor of its own, until fn returns nonzero, which is then returned. 0 at the
+ * end, FL_EIO, FL_ENOSYS on Darwin (dir_darwin.c). AS-SAFE (4 KiB of stack). */
+int fl_dir_names(int dirfd, const char *path, int (*fn)(void *ctx, const char *name), void *ctx);
+
 /* The usual text and name of a file-system errno value ("permission denied (EACCES)"), NULL
  * for others (their number is then shown). AS-SAFE. */
 const char *fl_errno_text(int e);

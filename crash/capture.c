@@ -267,6 +267,23 @@ static int capture(const fl_capture_request_t *req) {
     if (crash && !fl_crash_os_may_continue(req))
         fl_run_marker_set_state(&c->marker, FL_RUN_STATE_CRASHED, id);
     g_monitored_tid = req->hang ? req->hang->monitored_tid : 0;
+    /* A program in a crash loop whose reports nobody takes: the first ones are kept. */
+    int held = dirfd >= 0 ? fl_report_dir_count(dirfd, c->max_pending_reports) : 0;
+    if (held >= 0 && (unsigned)held >= c->max_pending_reports) {
+        if (crash) {
+            char msg[1300];
+            fl_strbuf_t sb;
+            fl_strbuf_init(&sb, msg, sizeof msg);
+            fl_strbuf_puts(&sb, "no crash report written: ");
+            fl_strbuf_puts(&sb, c->report_dir);
+            fl_strbuf_puts(&sb, " already holds ");
+            fl_strbuf_putu(&sb, (uint64_t)held);
+            fl_strbuf_puts(&sb, " reports that nobody uploaded or removed (the limit: "
+                                "max_pending_reports, FAULTLINE_MAX_REPORTS)");
+            fl_log_stderr(msg);
+        }
+        return FL_ERANGE;
+    }
     int e = fl_report_writer_open(w, dirfd, id, g_scratch, sizeof g_scratch);
     /* A file system too full for the report: the run's marker gives up its space (the report
      * says more than the marker would; the next start learns of the crash from the report). */

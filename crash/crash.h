@@ -30,6 +30,7 @@ typedef struct fl_crash_config {
     uint32_t dir_uid; /* the directory's owner at install: the only one trusted with a new one */
     unsigned max_threads, max_frames;
     unsigned crashed_stack_bytes, stack_bytes, stack_bytes_total; /* resolved: 0 = none */
+    unsigned max_pending_reports; /* resolved */
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
     uint64_t thread_timeout_ns;
     uint64_t install_time_ns;

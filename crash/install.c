@@ -118,6 +118,8 @@ int fl_crash_install(const fl_options *opts) {
     c->crashed_stack_bytes = crashed_stack;
     c->stack_bytes = opts->stack_bytes;
     c->stack_bytes_total = stack_total;
+    c->max_pending_reports = opts->max_pending_reports ? opts->max_pending_reports
+                                                       : FL_DEFAULT_MAX_PENDING_REPORTS;
     c->thread_timeout_ns = opts->thread_timeout_ms ? opts->thread_timeout_ms * 1000000ull
                                                    : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);

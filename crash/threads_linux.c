@@ -57,7 +57,6 @@ static size_t g_pool_frames;        /* its size, in frames */
 static volatile int g_selfwalk_off; /* a walk outlived its capture: never again (see suspend) */
 #define FL_SELFWALK_POOL_MAX (64u << 20)    /* bytes */
 #define FL_SELFWALK_HEADROOM (32u * 1024u)  /* stack the walk needs (about 10 KiB measured) */
-static char g_dents[8192];
 
 static uint64_t now_ns(void) {
     uint64_t t = 0;
@@ -234,39 +233,31 @@ int fl_threads_signal(void) { return g_signal; }
 
 /* Appends every thread id in /proc/self/task except `self` to t[*count..max), counting all of
  * them in *total. */
+typedef struct enum_ctx {
+    fl_thread_t *t;
+    unsigned *count, *total, max;
+    int self;
+} enum_ctx_t;
+
+static int enumerate_one(void *ctx, const char *name) {
+    enum_ctx_t *c = ctx;
+    int tid = 0;
+    for (; *name >= '0' && *name <= '9' && tid < 100000000; name++) tid = tid * 10 + (*name - '0');
+    if (*name || tid <= 0 || tid == c->self) return 0; /* ".", ".." */
+    ++*c->total;
+    if (*c->count >= c->max) return 0;
+    fl_thread_t *e = &c->t[(*c->count)++];
+    e->tid = tid;
+    e->state = FL_THREAD_OMITTED;
+    e->crashed = false;
+    e->walked = false;
+    e->name[0] = 0;
+    return 0;
+}
+
 static int enumerate(fl_thread_t *t, unsigned *count, unsigned *total, int self, unsigned max) {
-    int fd = (int)fl_sys_openat(AT_FDCWD, "/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
-    if (fd < 0) return fd;
-    int err = 0;
-    /* Bounded: each round consumes directory entries; a process has far fewer threads. */
-    for (unsigned round = 0; round < 100000; round++) {
-        long n = fl_sys_getdents64(fd, g_dents, sizeof g_dents);
-        if (n <= 0) {
-            err = (int)n;
-            break;
-        }
-        for (long off = 0; off + 19 < n;) {
-            const char *d = g_dents + off;
-            unsigned short reclen;
-            fl_memcpy(&reclen, d + 16, sizeof reclen);
-            if (reclen == 0 || off + reclen > n) break;
-            off += reclen;
-            const char *name = d + 19;
-            int tid = 0;
-            for (; *name >= '0' && *name <= '9' && tid < 100000000; name++) tid = tid * 10 + (*name - '0');
-            if (*name || tid <= 0 || tid == self) continue; /* ".", ".." */
-            ++*total;
-            if (*count >= max) continue;
-            fl_thread_t *e = &t[(*count)++];
-            e->tid = tid;
-            e->state = FL_THREAD_OMITTED;
-            e->crashed = false;
-            e->walked = false;
-            e->name[0] = 0;
-        }
-    }
-    fl_sys_close(fd);
-    return err;
+    enum_ctx_t c = {t, count, total, max, self};
+    return fl_dir_names(AT_FDCWD, "/proc/self/task", enumerate_one, &c);
 }
 
 /* A request from this process (SI_QUEUE): the responder checks the sender before anything else. */

@@ -124,6 +124,10 @@ typedef struct fl_report_hang {
     bool recovered;
 } fl_report_hang_t;
 
+/* How many finished reports ("faultline-*.flr") dirfd holds, counted up to cap (cap once
+ * there are that many or more); FL_ENOSYS where the platform cannot list at crash time, FL_EIO.
+ * AS-SAFE. */
+int fl_report_dir_count(int dirfd, unsigned cap);
 /* Creates "<dir>/.tmp-faultline-<id>.flr" (O_EXCL|O_NOFOLLOW, mode 0600) and writes the magic and
  * format version. `scratch` (>= 64 KiB advised, FL_EINVAL below 256 bytes) encodes one top-level
  * item at a time. Returns 0, FL_EINVAL or FL_EIO (w->sys_errno tells why). AS-SAFE. */

@@ -468,6 +468,24 @@ int fl_report_writer_finish(fl_report_writer_t *w) { return close_and_rename(w, 
 
 int fl_report_writer_abandon(fl_report_writer_t *w) { return close_and_rename(w, false); }
 
+typedef struct count_ctx {
+    unsigned n, cap;
+} count_ctx_t;
+
+static int count_one(void *ctx, const char *name) {
+    count_ctx_t *c = ctx;
+    size_t len = fl_strlen(name);
+    if (len > 14 && fl_memcmp(name, "faultline-", 10) == 0 && fl_memcmp(name + len - 4, ".flr", 4) == 0)
+        c->n++;
+    return c->n >= c->cap;
+}
+
+int fl_report_dir_count(int dirfd, unsigned cap) {
+    count_ctx_t c = {0, cap};
+    int e = cap ? fl_dir_names(dirfd, ".", count_one, &c) : 0;
+    return e < 0 ? e : (int)(c.n > INT32_MAX ? INT32_MAX : c.n);
+}
+
 void fl_report_writer_log_failure(const fl_report_writer_t *w, const char *dir) {
     char msg[1200]; /* (the directory's path is up to 1023 bytes) */
     fl_strbuf_t sb;

@@ -62,6 +62,11 @@ typedef struct fl_options {
                                    * 0 = none (the default) */
     unsigned stack_bytes_total;   /* all threads of one report together (threads past it keep
                                    * none, and a note says so); 0 = FL_DEFAULT_STACK_BYTES_TOTAL */
+    /* A capture writes no report while the report directory already holds this many (a
+     * program in a crash loop, whose reports nobody uploads or removes, must not fill the disk;
+     * the first ones are kept, and stderr says so). 0 = FL_DEFAULT_MAX_PENDING_REPORTS. Linux
+     * only: Darwin does not count (no crash-safe directory listing). */
+    unsigned max_pending_reports;
 } fl_options;
 
 #define FL_DEFAULT_MAX_THREADS 1024u
@@ -71,6 +76,7 @@ typedef struct fl_options {
 #define FL_DEFAULT_CRASHED_STACK_BYTES 8192u /* about 40 frames of typical C; 8 KiB per report */
 #define FL_DEFAULT_STACK_BYTES_TOTAL (1u << 20)
 #define FL_STACK_BYTES_NONE UINT32_MAX
+#define FL_DEFAULT_MAX_PENDING_REPORTS 256u /* 4x the store's default cap (FL_STORE_DEFAULT_MAX_REPORTS) */
 #define FL_STACK_BYTES_LIMIT (64u << 10)
 #define FL_STACK_BYTES_TOTAL_LIMIT (8u << 20)
 #define FL_MAX_ANNOTATIONS 64u

@@ -29,10 +29,8 @@ os.makedirs(args.workdir)
 runner = args.runner.split()
 
 
-def preloaded(name, *prog, env_extra=None):
-    """Runs plain with the library preloaded and its own report directory: (result, reports)."""
-    d = os.path.join(args.workdir, name)
-    os.makedirs(d)
+def run_in(d, *prog, env_extra=None):
+    """Runs plain with the library preloaded and report directory d: (result, reports)."""
     env = {"LD_PRELOAD": os.path.abspath(args.preload), "FAULTLINE_REPORT_DIR": d,
            **(env_extra or {})}
     if runner:  # (qemu-user keeps a pipe of its own in the program's descriptor table)
@@ -47,6 +45,13 @@ def preloaded(name, *prog, env_extra=None):
                        env=envp)
     names = os.listdir(d) if os.path.isdir(d) else []  # (a program may remove it)
     return r, sorted(os.path.join(d, f) for f in names if f.endswith(".flr"))
+
+
+def preloaded(name, *prog, env_extra=None):
+    """run_in a report directory of its own, workdir/name."""
+    d = os.path.join(args.workdir, name)
+    os.makedirs(d)
+    return run_in(d, *prog, env_extra=env_extra)
 
 
 lo, hi = nm_range(args.plain, "fault")
@@ -114,6 +119,28 @@ for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
               (how != "gone" or (os.stat(d).st_mode & 0o777) == 0o700),
               f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
               f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
+
+# A crash loop whose reports nobody takes: no report once the directory holds
+# FAULTLINE_MAX_REPORTS (here 2) of them, or by default 256; the first are kept, stderr says so.
+d = os.path.join(args.workdir, "max-reports")
+os.makedirs(d)
+for i in range(3):
+    r, rep = run_in(d, "segv", env_extra={"FAULTLINE_MAX_REPORTS": "2"})
+    said = f"no crash report written: {d} already holds 2 reports" in r.stderr
+    check(r.returncode == -signal.SIGSEGV and len(rep) == min(i + 1, 2) and said == (i == 2),
+          f"max-reports, crash {i + 1} of 3: died of SIGSEGV ({r.returncode}), "
+          f"{min(i + 1, 2)} reports ({len(rep)}), the limit said only at the third "
+          f"({r.stderr.strip()[-200:]!r})")
+d = os.path.join(args.workdir, "max-reports-default")
+os.makedirs(d)
+for i in range(255):
+    open(os.path.join(d, f"faultline-{i:032x}.flr"), "w").close()
+r, rep = run_in(d, "segv")
+r2, rep2 = run_in(d, "segv")
+check(r.returncode == r2.returncode == -signal.SIGSEGV and len(rep) == len(rep2) == 256 and
+      "already holds 256 reports" in r2.stderr,
+      f"max-reports-default: the 256th report written ({len(rep)}), not the 257th ({len(rep2)}), "
+      f"said ({r2.stderr.strip()[-200:]!r})")
 
 # A program that gives up root after start can no longer write in the 0700 report directory
 # root made: no report, but stderr says why, in words.
