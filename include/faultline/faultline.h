@@ -115,7 +115,8 @@ FL_API int fl_annotate(const char *key, const char *value);
  * thread_timeout_ms waiting for them, then the time to walk their stacks); each sees one
  * real-time signal, which can make some system calls return EINTR (see docs/threads.md).
  * Returns 0, FL_ESTATE if not installed, FL_EBUSY while another snapshot or a crash is being
- * captured, or the report writer's error (FL_EIO). */
+ * captured, FL_ERANGE while the report directory holds max_pending_reports reports, or the
+ * report writer's error (FL_EIO). */
 FL_API int fl_snapshot(const char *reason);
 
 /* ---- Stacks on demand: in-app backtraces (docs/stacks.md) ---- */
