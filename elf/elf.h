@@ -20,7 +20,8 @@ int fl_elf_images_prepare(void);
 
 /* The executable's path, read from /proc/self/exe now (by the collector, not at install: a
  * process's first look into /proc costs tens of microseconds, which every preloaded program
- * would pay at start), into buf, NUL-terminated; "" if unreadable. The " (deleted)" the kernel
+ * would pay at start), into buf, NUL-terminated; without /proc, the name execve was given
+ * (AT_EXECFN, read through the safe reader); "" if neither. The " (deleted)" the kernel
  * appends once the file is removed or replaced (an upgrade under a running program) is dropped,
  * so the path reads as it did at start. False if the path was cut to fit. AS-SAFE. */
 bool fl_elf_exe_path(char *buf, size_t len);

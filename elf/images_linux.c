@@ -17,6 +17,7 @@ static struct {
     uint64_t exe_slide;     /* the executable's load bias */
     uint64_t vdso;          /* AT_SYSINFO_EHDR, 0 if none */
     uint64_t r_debug;       /* the loader's live r_debug */
+    uint64_t execfn;        /* AT_EXECFN: the name the program was started by (no /proc) */
     /* The executable's .eh_frame when it has no PT_GNU_EH_FRAME (a -static link): its CFI is
      * then found by a scan of the records, which must be located from the section headers. */
     uint64_t exe_eh_frame, exe_eh_frame_size;
@@ -110,6 +111,7 @@ int fl_elf_images_prepare(void) {
                          fl_memory_reader());
     const fl_reader_t *mem = &mem_phdrs;
     g_prep.vdso = getauxval(AT_SYSINFO_EHDR);
+    g_prep.execfn = getauxval(AT_EXECFN);
     g_prep.exe_slide = g_prep.phdr ? exe_slide(mem) : 0;
     g_prep.r_debug = find_r_debug(mem);
     Elf64_Phdr ehf;
@@ -135,6 +137,12 @@ bool fl_elf_exe_path(char *buf, size_t len) {
     /* (as fl_maps_read: once the main thread has exited, /proc/self/exe is gone) */
     long n = fl_sys_readlinkat(AT_FDCWD, "/proc/self/exe", buf, len);
     if (n < 0) n = fl_sys_readlinkat(AT_FDCWD, "/proc/thread-self/exe", buf, len);
+    /* No /proc (a chroot or container without it): the name the program was started by, as
+     * execve got it (relative to the directory it was started in, if it was). */
+    if (n < 0 && g_prep.execfn) {
+        int e = fl_read_cstr(fl_memory_reader(), g_prep.execfn, buf, len);
+        if (e == 0 || e == FL_ERANGE) n = e ? (long)len : (long)fl_strnlen(buf, len);
+    }
     if (n < 0) n = 0;
     bool whole = (size_t)n < len;
     if (!whole) n = (long)len - 1;

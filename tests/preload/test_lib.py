@@ -120,6 +120,37 @@ for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
               f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
               f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
 
+# No /proc (a chroot or container without it; here a private mount namespace with /proc
+# unmounted, as root): still a report, the executable named as it was started (AT_EXECFN, here
+# relative to where it started), the missing thread list and maps noted.
+if not runner:
+    d = os.path.join(args.workdir, "no-proc")
+    os.makedirs(d)
+    probe = subprocess.run(["unshare", "-m", "--propagation", "private", "umount", "-l", "/proc"],
+                           capture_output=True, text=True) if shutil.which("unshare") else None
+    if not probe or probe.returncode != 0:
+        print(f"SKIPPED: no-proc: cannot unmount /proc in a private mount namespace "
+              f"({probe.stderr.strip() if probe else 'no unshare'})")
+    else:
+        r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            'umount -l /proc && exec "$0" segv', "./" + os.path.basename(args.plain)],
+                           cwd=os.path.dirname(os.path.abspath(args.plain)), capture_output=True,
+                           text=True, timeout=120,
+                           env=dict(os.environ, LD_PRELOAD=os.path.abspath(args.preload),
+                                    FAULTLINE_REPORT_DIR=d))
+        rep = sorted(os.path.join(d, f) for f in os.listdir(d) if f.endswith(".flr"))
+        if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+                 f"no-proc: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}) "
+                 f"{r.stderr.strip()[-200:]!r}"):
+            doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+            name = "./" + os.path.basename(args.plain)
+            main = [i for i in doc["images"] if i.get("is_main")]
+            check(doc["process"]["path"] == name and len(main) == 1 and main[0]["path"] == name and
+                  any("could not be listed" in n for n in doc.get("notes", [])),
+                  f"no-proc: the executable named {name!r} ({doc['process']['path']!r}, "
+                  f"{[i['path'] for i in main]}), the thread list's absence noted "
+                  f"({doc.get('notes')})")
+
 # A crash loop whose reports nobody takes: no report once the directory holds
 # FAULTLINE_MAX_REPORTS (here 2) of them, or by default 256; the first are kept, stderr says so.
 d = os.path.join(args.workdir, "max-reports")
