@@ -148,6 +148,10 @@ long fl_sys_set_thread_name(const char *name);             /* the calling thread
 long fl_sys_process_vm_readv(int pid, void *dst, uint64_t src, size_t len); /* AS-SAFE */
 long fl_sys_pipe2(int fds[2], int flags);                 /* AS-SAFE */
 long fl_sys_getdents64(int fd, void *buf, size_t len);    /* AS-SAFE; struct linux_dirent64 records */
+/* A POSIX timer (CLOCK_MONOTONIC) that sends SIGKILL to the process after ns: its id, or
+ * -errno. AS-SAFE (Linux). */
+int fl_sys_kill_timer(uint64_t ns);
+long fl_sys_timer_delete(int id);                         /* AS-SAFE (Linux) */
 long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len); /* AS-SAFE; no NUL added */
 long fl_sys_getuid(void);                                 /* AS-SAFE */
 /* Queues `sig` with the siginfo_t at `info` to thread tid of process tgid. AS-SAFE. */

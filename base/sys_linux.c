@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/futex.h>
+#include <signal.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -136,6 +137,25 @@ long fl_sys_readlinkat(int dirfd, const char *path, char *buf, size_t len) {
     return SYS(SYS_readlinkat, dirfd, path, buf, len, 0, 0);
 }
 long fl_sys_getuid(void) { return SYS(SYS_getuid, 0, 0, 0, 0, 0, 0); }
+int fl_sys_kill_timer(uint64_t ns) {
+    struct sigevent sev;
+    int id = -1;
+    fl_memset(&sev, 0, sizeof sev);
+    sev.sigev_notify = SIGEV_SIGNAL;
+    sev.sigev_signo = SIGKILL;
+    long r = SYS(SYS_timer_create, CLOCK_MONOTONIC, &sev, &id, 0, 0, 0); /* (the kernel's timer_t: int) */
+    if (r < 0) return (int)r;
+    struct itimerspec its;
+    fl_memset(&its, 0, sizeof its);
+    its.it_value.tv_sec = (time_t)(ns / 1000000000u);
+    its.it_value.tv_nsec = (long)(ns % 1000000000u);
+    if ((r = SYS(SYS_timer_settime, id, 0, &its, 0, 0, 0)) < 0) {
+        SYS(SYS_timer_delete, id, 0, 0, 0, 0, 0);
+        return (int)r;
+    }
+    return id;
+}
+long fl_sys_timer_delete(int id) { return SYS(SYS_timer_delete, id, 0, 0, 0, 0, 0); }
 long fl_sys_geteuid(void) { return SYS(SYS_geteuid, 0, 0, 0, 0, 0, 0); }
 long fl_sys_mkdirat(int dirfd, const char *path, int mode) {
     return SYS(SYS_mkdirat, dirfd, path, mode, 0, 0, 0);

@@ -46,6 +46,8 @@ static struct waiter {
 static volatile uintptr_t g_bad_address = 16;
 static void test_fault(int stage) {
     if (fl_crash_test_fault_stage == stage) *(volatile int *)g_bad_address = 1;
+    for (int i = 0; fl_crash_test_hang_stage == stage && i < 3600; i++)
+        fl_sys_nanosleep(1000000000ull);
 }
 
 static void make_id(uint8_t id[16]) {

@@ -14,6 +14,8 @@ int fl_crash_os_capture_signal(void) { return 0; }
 
 const char *fl_crash_os_process_path(void) { return fl_macho_exe_path(); }
 
+void fl_crash_os_deadline(uint64_t ns) { (void)ns; }
+
 int fl_crash_os_tid(const fl_capture_request_t *req) {
     return fl_mach_thread_id(req->thread ? req->thread : fl_crash_os_self());
 }

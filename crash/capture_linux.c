@@ -8,6 +8,16 @@ const char *fl_crash_os_process_path(void) {
     return path;
 }
 
+void fl_crash_os_deadline(uint64_t ns) {
+    static int timer = -1; /* one crash capture at a time */
+    if (ns) {
+        if (timer < 0) timer = fl_sys_kill_timer(ns);
+    } else if (timer >= 0) {
+        fl_sys_timer_delete(timer);
+        timer = -1;
+    }
+}
+
 int fl_crash_os_tid(const fl_capture_request_t *req) {
     (void)req;
     return (int)fl_sys_gettid();

@@ -31,6 +31,7 @@ typedef struct fl_crash_config {
     unsigned max_threads, max_frames;
     unsigned crashed_stack_bytes, stack_bytes, stack_bytes_total; /* resolved: 0 = none */
     unsigned max_pending_reports; /* resolved */
+    uint64_t crash_deadline_ns;   /* resolved */
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
     uint64_t thread_timeout_ns;
     uint64_t install_time_ns;
@@ -260,6 +261,9 @@ int fl_crash_watchdog_tid(void);
  * is written, 3 after the capturing thread is written (the others still parked), 4 before the
  * report is finished (install reads the environment; the crash path only compares an int). */
 extern int fl_crash_test_fault_stage;
+/* Test hook: FAULTLINE_TEST_HANG_AFTER=<stage> makes the capture block at the same stages (an
+ * hour at most), as on a file system that stopped answering: the crash deadline must end it. */
+extern int fl_crash_test_hang_stage;
 
 /* The Signal a report gives for a signal's siginfo (number, si_code, si_pid, si_addr). With
  * `code_tells_origin` (Linux: si_code > 0 only for a fault the kernel raised) the sender's pid is
@@ -351,6 +355,10 @@ int fl_crash_os_capture_signal(void);
 /* The calling thread as fl_capture_request_t.thread names it (Darwin's thread_act_t; 0 on
  * Linux). AS-SAFE. */
 uint32_t fl_crash_os_self(void);
+/* Arms (ns > 0) or disarms (0) the crash deadline: the process is killed (SIGKILL) when the
+ * capture has not ended after ns (Linux: a POSIX timer, timer_create; Darwin: nothing yet). Best
+ * effort: a timer the kernel refuses leaves the capture unbounded. AS-SAFE. */
+void fl_crash_os_deadline(uint64_t ns);
 /* Has the platform's capture server run req (Darwin: fl_mach_server_submit). FL_ENOSYS when
  * there is none (Linux always; a Darwin fork child): the caller captures on its own thread.
  * AS-SAFE. */

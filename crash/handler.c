@@ -244,7 +244,14 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     /* Without a capture server (Linux; a Darwin fork child) the capture runs here. A server
      * restores the actions and sets DONE itself; doing it again is harmless, and needed when it
      * did not take the request or did not answer in time. */
-    if (fl_crash_os_submit(&req) == FL_ENOSYS) capture_inline(&req);
+    if (fl_crash_os_submit(&req) == FL_ENOSYS) {
+        /* A capture blocked in the kernel (a report directory on a file system that stopped
+         * answering) must not keep the process from dying: a deadline, disarmed before the
+         * signal is passed on (a handler of the program's may let it go on). */
+        fl_crash_os_deadline(fl_crash_config.crash_deadline_ns);
+        capture_inline(&req);
+        fl_crash_os_deadline(0);
+    }
 
     fl_crash_restore_signal_actions();
     fl_crash_finish();

@@ -13,7 +13,7 @@
 #include "crash/crash.h"
 
 fl_crash_config_t fl_crash_config = {.dirfd = -1, .reserve_fd = {-1, -1}, .marker = {.fd = -1}};
-int fl_crash_test_fault_stage;
+int fl_crash_test_fault_stage, fl_crash_test_hang_stage;
 static bool g_installed;
 
 static int prepare_dir(const char *dir) {
@@ -120,6 +120,8 @@ int fl_crash_install(const fl_options *opts) {
     c->stack_bytes_total = stack_total;
     c->max_pending_reports = opts->max_pending_reports ? opts->max_pending_reports
                                                        : FL_DEFAULT_MAX_PENDING_REPORTS;
+    c->crash_deadline_ns = (opts->crash_deadline_ms ? opts->crash_deadline_ms
+                                                    : FL_DEFAULT_CRASH_DEADLINE_MS) * 1000000ull;
     c->thread_timeout_ns = opts->thread_timeout_ms ? opts->thread_timeout_ms * 1000000ull
                                                    : FL_DEFAULT_THREAD_TIMEOUT_NS;
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
@@ -127,6 +129,8 @@ int fl_crash_install(const fl_options *opts) {
     fl_sys_clock_gettime_syscall(CLOCK_REALTIME, &c->install_time_ns);
     const char *stage = fl_env_get("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
+    stage = fl_env_get("FAULTLINE_TEST_HANG_AFTER");
+    fl_crash_test_hang_stage = stage ? atoi(stage) : 0;
     /* FAULTLINE_CFI=llvm (LLVM libunwind as the CFI engine, Linux) or uncached (no row cache):
      * to compare engines (docs/unwinding.md); otherwise faultline's evaluator and its cache. */
     const char *cfi = fl_env_get("FAULTLINE_CFI");

@@ -145,6 +145,11 @@ __attribute__((constructor)) static void preload_init(void) {
         say("not installed: FAULTLINE_STACK_BYTES is a number up to 65536, not ", v);
         return;
     }
+    if ((v = fl_env_get("FAULTLINE_CRASH_DEADLINE_MS")) && *v &&
+        !parse_uint(v, 86400000, &o.crash_deadline_ms)) {
+        say("not installed: FAULTLINE_CRASH_DEADLINE_MS is a number up to 86400000, not ", v);
+        return;
+    }
     if ((v = fl_env_get("FAULTLINE_MAX_REPORTS")) && *v &&
         !parse_uint(v, 1000000, &o.max_pending_reports)) {
         say("not installed: FAULTLINE_MAX_REPORTS is a number up to 1000000, not ", v);

@@ -67,6 +67,12 @@ typedef struct fl_options {
      * the first ones are kept, and stderr says so). 0 = FL_DEFAULT_MAX_PENDING_REPORTS. Linux
      * only: Darwin does not count (no crash-safe directory listing). */
     unsigned max_pending_reports;
+    /* A crash's capture that has not ended after this long ends the process with SIGKILL: one
+     * blocked in the kernel (a report directory on a network or FUSE file system that stopped
+     * answering) would otherwise never die, nor restart. Ample for any capture (seconds at
+     * most, even under emulation). 0 = FL_DEFAULT_CRASH_DEADLINE_MS. Linux only (Darwin's
+     * capture runs on the exception thread, which has no such bound yet). */
+    unsigned crash_deadline_ms;
 } fl_options;
 
 #define FL_DEFAULT_MAX_THREADS 1024u
@@ -76,6 +82,7 @@ typedef struct fl_options {
 #define FL_DEFAULT_CRASHED_STACK_BYTES 8192u /* about 40 frames of typical C; 8 KiB per report */
 #define FL_DEFAULT_STACK_BYTES_TOTAL (1u << 20)
 #define FL_STACK_BYTES_NONE UINT32_MAX
+#define FL_DEFAULT_CRASH_DEADLINE_MS 60000u
 #define FL_DEFAULT_MAX_PENDING_REPORTS 256u /* 4x the store's default cap (FL_STORE_DEFAULT_MAX_REPORTS) */
 #define FL_STACK_BYTES_LIMIT (64u << 10)
 #define FL_STACK_BYTES_TOTAL_LIMIT (8u << 20)

@@ -2,11 +2,13 @@
 /* A program that installs faultline and crashes in the way argv[1] names (see run_crash.py). */
 #include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "crasher.h"
@@ -101,6 +103,22 @@ static void app_handler(int sig, siginfo_t *info, void *uc) {
     signal(sig, SIG_DFL); /* then die of the signal as the default would */
 }
 NOINLINE static void prev_a(void) { null_a(); NOTAIL(); }
+
+/* A program's handler that recovers (siglongjmp) after faultline's capture: the process goes on,
+ * and must outlive the crash deadline (CRASHER_DEADLINE_MS, short here) by far: exit 42. */
+static sigjmp_buf g_recover_jmp;
+static void recover_handler(int sig) {
+    (void)sig;
+    siglongjmp(g_recover_jmp, 1);
+}
+static void run_prev_recovers(const char *dir) {
+    (void)dir;
+    if (sigsetjmp(g_recover_jmp, 1) == 0) prev_a();
+    struct timespec ts = {1, 500000000};
+    nanosleep(&ts, NULL);
+    puts("went on");
+    exit(42);
+}
 
 /* The same with a plain (non-SA_SIGINFO) handler. */
 static void plain_handler(int sig) {
@@ -212,7 +230,7 @@ static const struct {
     {"sigbus", run_sigbus},            {"null_fnptr", run_fnptr},
     {"thread", run_thread},            {"omit_fp", run_omit_fp},
     {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
-    {"prev_plain", run_prev},          {"control_malloc", run_control_malloc},
+    {"prev_plain", run_prev},          {"prev_recovers", run_prev_recovers},          {"control_malloc", run_control_malloc},
     {"cfi_row_edge", run_rowedge},     {"handler_bad_args", run_oneargs},
     {"altstack_reraise", run_altstack_reraise},
     {"control_crash_handler", run_control_handler},
@@ -255,7 +273,9 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, NULL);
     }
     if (strcmp(s, "prev_plain") == 0) signal(SIGSEGV, plain_handler);
+    if (strcmp(s, "prev_recovers") == 0) signal(SIGSEGV, recover_handler);
     fl_options o = {.report_dir = argv[2], .app_name = "crasher", .app_version = "1.2.3"};
+    if (getenv("CRASHER_DEADLINE_MS")) o.crash_deadline_ms = (unsigned)atoi(getenv("CRASHER_DEADLINE_MS"));
     int e = fl_install(&o);
     if (e) {
         fprintf(stderr, "fl_install: %s\n", fl_strerror(e));

@@ -15,6 +15,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from tooltest import check, crashed_pc0, finish, nm_range, run  # noqa: E402
@@ -150,6 +151,17 @@ if not runner:
                   f"no-proc: the executable named {name!r} ({doc['process']['path']!r}, "
                   f"{[i['path'] for i in main]}), the thread list's absence noted "
                   f"({doc.get('notes')})")
+
+# A capture that blocks (as on a report directory whose file system stopped answering; here the
+# FAULTLINE_TEST_HANG_AFTER hook, an hour's sleep after the signal is written): the crash
+# deadline (FAULTLINE_CRASH_DEADLINE_MS, 1 s here) ends the process with SIGKILL.
+t0 = time.monotonic()
+r, rep = preloaded("deadline", "segv", env_extra={"FAULTLINE_CRASH_DEADLINE_MS": "1000",
+                                                  "FAULTLINE_TEST_HANG_AFTER": "1"})
+took = time.monotonic() - t0
+check(r.returncode == -signal.SIGKILL and 0.9 < took < 60,
+      f"deadline: a blocked capture ends in SIGKILL ({r.returncode}) after the deadline "
+      f"({took:.1f} s; 1 s asked)")
 
 # A crash loop whose reports nobody takes: no report once the directory holds
 # FAULTLINE_MAX_REPORTS (here 2) of them, or by default 256; the first are kept, stderr says so.
