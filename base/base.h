@@ -189,9 +189,9 @@ void fl_file_unmap(const void *map, uint64_t size);
 const char *fl_report_dir_default(char *buf, size_t cap);
 
 /* mkdir -p: every missing directory of `path` made with `mode` (existing ones are left as they
- * are). 0, FL_ERANGE (longer than 1023 bytes) or FL_EIO (a mkdir failed other than by
- * EEXIST). AS-SAFE. */
-int fl_make_dirs(const char *path, int mode);
+ * are). 0, FL_ERANGE (longer than 1023 bytes) or FL_EIO (a mkdir failed other than by EEXIST:
+ * its errno in *sys_errno unless NULL; errno itself is left alone). AS-SAFE. */
+int fl_make_dirs(const char *path, int mode, int *sys_errno);
 
 /* Calls fn with each name in the directory `path` (relative to dirfd; "." and ".." included),
  * read on a descriptor of its own, until fn returns nonzero, which is then returned. 0 at the

@@ -15,7 +15,7 @@ int fl_fd_above_std(int fd) {
     return moved < 0 ? -1 : moved;
 }
 
-int fl_make_dirs(const char *path, int mode) {
+int fl_make_dirs(const char *path, int mode, int *sys_errno) {
     char buf[1024];
     size_t n = fl_strlcpy(buf, path, sizeof buf);
     if (n >= sizeof buf) return FL_ERANGE;
@@ -25,7 +25,10 @@ int fl_make_dirs(const char *path, int mode) {
         buf[i] = 0;
         long r = fl_sys_mkdirat(AT_FDCWD, buf, mode);
         buf[i] = saved;
-        if (r != 0 && r != -EEXIST) return FL_EIO;
+        if (r != 0 && r != -EEXIST) {
+            if (sys_errno) *sys_errno = (int)-r;
+            return FL_EIO;
+        }
     }
     return 0;
 }

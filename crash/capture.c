@@ -222,7 +222,7 @@ int fl_crash_dirfd(const char **why) {
      * the path may name a FIFO now. */
     int flags = O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
     int fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir, flags, 0);
-    if (fd == -ENOENT && fl_make_dirs(c->report_dir, 0700) == 0)
+    if (fd == -ENOENT && fl_make_dirs(c->report_dir, 0700, NULL) == 0)
         fd = (int)fl_sys_openat(AT_FDCWD, c->report_dir, flags, 0);
     if (fd < 0) return -1;
     /* Another user's directory in its place is not trusted with the process's memory. */

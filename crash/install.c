@@ -19,8 +19,11 @@ static bool g_installed;
 static int prepare_dir(const char *dir) {
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0 && errno == ENOENT) { /* only then create it (and its parents) */
-        int e = fl_make_dirs(dir, 0700);
-        if (e) return e;
+        int err = 0, e = fl_make_dirs(dir, 0700, &err);
+        if (e) {
+            errno = err; /* (for the caller's message) */
+            return e;
+        }
         fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     }
     fd = fl_fd_above_std(fd);

@@ -162,12 +162,15 @@ __attribute__((constructor)) static void preload_init(void) {
     /* Without the run marker: a program built without faultline never calls fl_last_run, and
      * the marker would cost every process start (and every child, FAULTLINE_INHERIT) a file and
      * about 40 system calls (docs/preload.md). */
+    errno = 0;
     int e = fl_crash_install(&o);
     if (e) {
         char why[1100];
         fl_strbuf_t sb;
         fl_strbuf_init(&sb, why, sizeof why);
-        fl_strbuf_puts(&sb, fl_strerror(e));
+        /* FL_EIO: errno is the install's failed call's */
+        const char *text = e == FL_EIO ? fl_errno_text(errno) : NULL;
+        fl_strbuf_puts(&sb, text ? text : fl_strerror(e));
         fl_strbuf_puts(&sb, " (report directory ");
         fl_strbuf_puts(&sb, o.report_dir);
         fl_strbuf_puts(&sb, ")");
