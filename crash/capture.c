@@ -202,11 +202,16 @@ static void write_stacks(fl_report_writer_t *w) {
     if (capped) note(w, "stack memory cut at the report's budget of ", fl_crash_config.stack_bytes_total, " bytes");
 }
 
+/* fl_crash_is_report_dir, with what fstat said in *st. */
+static bool is_report_dir(int fd, struct stat *st) {
+    return fd >= 0 && fl_sys_fstat(fd, st) == 0 && S_ISDIR(st->st_mode) &&
+           (uint64_t)st->st_dev == fl_crash_config.dir_dev &&
+           (uint64_t)st->st_ino == fl_crash_config.dir_ino;
+}
+
 bool fl_crash_is_report_dir(int fd) {
     struct stat st;
-    return fd >= 0 && fl_sys_fstat(fd, &st) == 0 && S_ISDIR(st.st_mode) &&
-           (uint64_t)st.st_dev == fl_crash_config.dir_dev &&
-           (uint64_t)st.st_ino == fl_crash_config.dir_ino;
+    return is_report_dir(fd, &st);
 }
 
 int fl_crash_dirfd(const char **why) {
@@ -214,8 +219,7 @@ int fl_crash_dirfd(const char **why) {
     int old = __atomic_load_n(&c->dirfd, __ATOMIC_SEQ_CST);
     struct stat st;
     if (old < 0) return -1; /* (not installed) */
-    bool ours = fl_sys_fstat(old, &st) == 0 && S_ISDIR(st.st_mode) &&
-                (uint64_t)st.st_dev == c->dir_dev && (uint64_t)st.st_ino == c->dir_ino;
+    bool ours = is_report_dir(old, &st);
     if (ours && st.st_nlink > 0) return old;
     /* The directory as the path names it now: the program may have taken the descriptor, or
      * the directory was deleted (reports written into it would be lost with it). O_NONBLOCK:
