@@ -15,6 +15,7 @@
 /* 2: threads carry registers and frames in compact packed fields (docs/report-format.md).
  * Readers accept 1 and 2. */
 #define FL_REPORT_FORMAT_VERSION 2u
+#define FL_REPORT_PREFIX "faultline-"
 #define FL_REPORT_SUFFIX ".flr"
 #define FL_REPORT_TMP_PREFIX ".tmp-"
 /* "faultline-" + 32 hex digits of the report id + suffix */
@@ -124,7 +125,9 @@ typedef struct fl_report_hang {
     bool recovered;
 } fl_report_hang_t;
 
-/* How many finished reports ("faultline-*.flr") dirfd holds, counted up to cap (cap once
+/* FL_REPORT_PREFIX "<anything>" FL_REPORT_SUFFIX: the name of a finished report. AS-SAFE. */
+bool fl_report_is_name(const char *name);
+/* How many finished reports (fl_report_is_name) dirfd holds, counted up to cap (cap once
  * there are that many or more); FL_ENOSYS where the platform cannot list at crash time, FL_EIO.
  * AS-SAFE. */
 int fl_report_dir_count(int dirfd, unsigned cap);
@@ -213,8 +216,6 @@ void fl_report_free(struct Faultline__Report *r);
 
 /* ---- The report store's files (NOT AS-SAFE) ---- */
 
-/* "faultline-<anything>" FL_REPORT_SUFFIX: the name of a finished report. */
-bool fl_report_is_name(const char *name);
 
 /* What the start of a report file says, without reading all of it. */
 typedef struct fl_report_peek {

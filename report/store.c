@@ -12,7 +12,6 @@
 #include "faultline.pb-c.h"
 #include "report/report.h"
 
-#define NAME_PREFIX "faultline-"
 /* The header is the first field after the 13-byte prefix; this much holds it in practice. */
 #define HEADER_PEEK 8192u
 
@@ -20,12 +19,6 @@ typedef struct entry {
     char *path;
     uint64_t time_ns;
 } entry_t;
-
-bool fl_report_is_name(const char *n) {
-    size_t len = strlen(n), pl = strlen(NAME_PREFIX), sl = strlen(FL_REPORT_SUFFIX);
-    return len > pl + sl && strncmp(n, NAME_PREFIX, pl) == 0 &&
-           strcmp(n + len - sl, FL_REPORT_SUFFIX) == 0;
-}
 
 int fl_report_peek(int dirfd, const char *name, fl_report_peek_t *out) {
     memset(out, 0, sizeof *out);

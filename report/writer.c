@@ -133,7 +133,7 @@ int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16]
     hex_id(hex, id);
     fl_strbuf_t sb;
     fl_strbuf_init(&sb, w->final_name, sizeof w->final_name);
-    fl_strbuf_puts(&sb, "faultline-");
+    fl_strbuf_puts(&sb, FL_REPORT_PREFIX);
     fl_strbuf_puts(&sb, hex);
     fl_strbuf_puts(&sb, FL_REPORT_SUFFIX);
     fl_strbuf_init(&sb, w->tmp_name, sizeof w->tmp_name);
@@ -472,11 +472,15 @@ typedef struct count_ctx {
     unsigned n, cap;
 } count_ctx_t;
 
+bool fl_report_is_name(const char *n) {
+    size_t len = fl_strlen(n), pl = sizeof FL_REPORT_PREFIX - 1, sl = sizeof FL_REPORT_SUFFIX - 1;
+    return len > pl + sl && fl_memcmp(n, FL_REPORT_PREFIX, pl) == 0 &&
+           fl_memcmp(n + len - sl, FL_REPORT_SUFFIX, sl) == 0;
+}
+
 static int count_one(void *ctx, const char *name) {
     count_ctx_t *c = ctx;
-    size_t len = fl_strlen(name);
-    if (len > 14 && fl_memcmp(name, "faultline-", 10) == 0 && fl_memcmp(name + len - 4, ".flr", 4) == 0)
-        c->n++;
+    c->n += fl_report_is_name(name);
     return c->n >= c->cap;
 }
 

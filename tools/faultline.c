@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "report/report.h"
@@ -78,12 +79,18 @@ static int cmd_list(int argc, char **argv) {
         return usage("list takes one directory");
     char **paths;
     size_t n;
-    int err = fl_list_reports(argv[0], &paths, &n);
+    /* (fl_list_reports takes a missing directory for an empty one, as an application's first
+     * start should; a path typed here names one that must exist) */
+    struct stat st;
+    int err = stat(argv[0], &st) != 0 ? FL_EIO : !S_ISDIR(st.st_mode) ? FL_ENOTFOUND : 0;
+    if (err == FL_ENOTFOUND) errno = ENOTDIR, err = FL_EIO;
+    if (!err) err = fl_list_reports(argv[0], &paths, &n);
     if (err) {
         fprintf(stderr, "faultline: cannot list %s: %s\n", fl_tool_clean(argv[0]),
                 err == FL_EIO ? strerror(errno) : fl_strerror(err));
         return 1;
     }
+    if (!n) fprintf(stderr, "faultline: no reports in %s\n", fl_tool_clean(argv[0]));
     for (size_t i = 0; i < n; i++) {
         Faultline__Report *r;
         bool truncated;

@@ -134,6 +134,14 @@ g = [x for x in json.loads(r.stdout) if not x["damaged"]]
 check(all(" | " not in x["signature"] for x in g) and len(g) == len(SITES), "--frames 1")
 r = subprocess.run([args.faultline, "triage", os.path.join(W, "missing")], capture_output=True, text=True, env=ENV)
 check(r.returncode == 1 and "cannot read" in r.stderr, f"missing directory: {r.returncode} {r.stderr}")
+# list, the same: a directory typed that does not exist is an error, an empty one is said.
+r = subprocess.run([args.faultline, "list", os.path.join(W, "missing")], capture_output=True, text=True, env=ENV)
+check(r.returncode == 1 and "cannot list" in r.stderr and "No such file" in r.stderr,
+      f"list, missing directory: {r.returncode} {r.stderr.strip()}")
+os.makedirs(os.path.join(W, "empty"), exist_ok=True)
+r = subprocess.run([args.faultline, "list", os.path.join(W, "empty")], capture_output=True, text=True, env=ENV)
+check(r.returncode == 0 and r.stdout == "" and "no reports in" in r.stderr,
+      f"list, empty directory: {r.returncode} {r.stdout!r} {r.stderr.strip()}")
 
 # ---- A stripped crasher: no names for its frames, image+offset keys, the same grouping ----
 stripped = os.path.join(W, "crasher-stripped")
