@@ -101,6 +101,8 @@ void fl_crash_use_sigaction(fl_sigaction_fn fn);
 /* sigaction for faultline's own actions, past an interposed one (fl_crash_use_sigaction).
  * AS-SAFE. */
 int fl_crash_set_action(int sig, const struct sigaction *act, struct sigaction *old);
+/* Whether faultline's action is installed for `sig` (one of the crash signals it catches). AS-SAFE. */
+bool fl_crash_catches(int sig);
 /* Whether faultline stands in for the default action of `sig`: one of the crash signals whose
  * action it set, while no crash (or snapshot) is being handled. AS-SAFE. */
 bool fl_crash_stands_in(int sig);

@@ -336,6 +336,10 @@ void fl_crash_handlers_uninstall(void) {
     __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
 }
 
+bool fl_crash_catches(int sig) {
+    return sig > 0 && sig < 64 && (__atomic_load_n(&g_caught, __ATOMIC_SEQ_CST) >> sig & 1);
+}
+
 bool fl_crash_stands_in(int sig) {
     return sig > 0 && sig < 64 && (__atomic_load_n(&g_caught, __ATOMIC_SEQ_CST) >> sig & 1) &&
            __atomic_load_n(&g_state, __ATOMIC_SEQ_CST) == IDLE &&

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "base/base.h"
@@ -75,6 +76,80 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
                                                      struct sigaction *old) {
     if (!fl_crash_stands_in(sig)) return libc_sigaction(sig, act, old);
     return fl_crash_app_sigaction(sig, act, old);
+}
+
+/* The program's signal masks and waits. The kernel answers a fault whose signal is blocked by
+ * resetting the action to the default and killing the process, so no handler runs: the common
+ * server idiom of blocking every signal in every thread (sigfillset, then sigwait in one
+ * thread) lost every report. And a thread waiting in sigwait for every signal takes
+ * faultline's capture request (a real-time signal sent to each thread) as its own: the program
+ * then acts on a signal it never got (one here exited, mid-capture, with status 0). So the
+ * crash signals the kernel raises on a fault (SEGV, BUS, ILL, FPE, TRAP, SYS) that faultline
+ * catches, and its capture signal, are taken out of every set the program blocks, and the
+ * capture signal out of every set it waits for. A fault's signal cannot be deferred anyway;
+ * only one another process sends is no longer held for sigwait. glibc's own rules are kept:
+ * its internal signals (SIGCANCEL, SIGSETXID: 32, 33) are never blocked nor waited for, and a
+ * wait reports SI_TKILL as SI_USER. The system calls themselves, as glibc makes them. AS-SAFE. */
+static const sigset_t *without_ours(const sigset_t *set, sigset_t *own, bool faults) {
+    static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
+    int capture = fl_threads_signal();
+    if (!set) return set;
+    *own = *set;
+    for (size_t i = 0; faults && i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+        if (fl_crash_catches(fault_signals[i])) sigdelset(own, fault_signals[i]);
+    sigdelset(own, 32);
+    sigdelset(own, 33);
+    if (capture > 0) sigdelset(own, capture);
+    return own;
+}
+
+static int mask(int how, const sigset_t *set, sigset_t *old) {
+    sigset_t own;
+    if (how == SIG_BLOCK || how == SIG_SETMASK) set = without_ours(set, &own, true);
+    long r = syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
+    return r == 0 ? 0 : errno;
+}
+
+__attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set,
+                                                           sigset_t *old) {
+    int saved = errno, e = mask(how, set, old);
+    errno = saved;
+    return e;
+}
+
+__attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *set, sigset_t *old) {
+    int e = mask(how, set, old);
+    if (e) errno = e;
+    return e ? -1 : 0;
+}
+
+/* rt_sigtimedwait with the capture signal left out of the set; restarted after EINTR only by
+ * sigwait, as glibc does. */
+static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
+    sigset_t own;
+    int r = (int)syscall(SYS_rt_sigtimedwait, without_ours(set, &own, false), info, timeout,
+                         _NSIG / 8);
+    if (r > 0 && info && info->si_code == SI_TKILL) info->si_code = SI_USER;
+    return r;
+}
+
+__attribute__((visibility("default"))) int sigtimedwait(const sigset_t *set, siginfo_t *info,
+                                                        const struct timespec *timeout) {
+    return wait_for(set, info, timeout);
+}
+
+__attribute__((visibility("default"))) int sigwaitinfo(const sigset_t *set, siginfo_t *info) {
+    return wait_for(set, info, NULL);
+}
+
+__attribute__((visibility("default"))) int sigwait(const sigset_t *set, int *sig) {
+    int saved = errno, r;
+    do r = wait_for(set, NULL, NULL);
+    while (r < 0 && errno == EINTR);
+    int e = r < 0 ? errno : 0;
+    if (r >= 0) *sig = r;
+    errno = saved;
+    return e;
 }
 
 /* signal() through fl_crash_app_sigaction, with the action glibc builds (`flags`). */

@@ -115,6 +115,13 @@ static bool filter_vm_readv(unsigned action) {
            prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) == 0;
 }
 
+static void *usr1_later(void *arg) {
+    (void)arg;
+    usleep(100 * 1000);
+    kill(getpid(), SIGUSR1);
+    return NULL;
+}
+
 static void *fault_later(void *arg) {
     (void)arg;
     usleep(200 * 1000);
@@ -186,6 +193,22 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "drop-user")) { /* a daemon giving up root after start */
         if (setgid(65534) != 0 || setuid(65534) != 0) return 3;
         fault();
+    }
+    if (!strcmp(m, "block-all") || !strcmp(m, "block-all-usr1")) {
+        /* The server idiom: every signal blocked in every thread, one thread in sigwait. */
+        sigset_t all, cur;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        pthread_sigmask(SIG_BLOCK, NULL, &cur);
+        printf("SEGV blocked %d, USR1 blocked %d\n", sigismember(&cur, SIGSEGV),
+               sigismember(&cur, SIGUSR1));
+        fflush(stdout);
+        pthread_t t;
+        pthread_create(&t, NULL, !strcmp(m, "block-all") ? fault_later : usr1_later, NULL);
+        int sig = 0;
+        sigwait(&all, &sig);
+        printf("sigwait: %d\n", sig);
+        return 0;
     }
     if (!strcmp(m, "lowest-fd")) return open("/dev/null", O_RDONLY);
     if (!strcmp(m, "main-exits")) {

@@ -163,6 +163,29 @@ check(r.returncode == -signal.SIGKILL and 0.9 < took < 60,
       f"deadline: a blocked capture ends in SIGKILL ({r.returncode}) after the deadline "
       f"({took:.1f} s; 1 s asked)")
 
+# The server idiom: every signal blocked in every thread, one thread in sigwait for all of
+# them. A fault's signal is never blocked (the kernel would kill the process without running a
+# handler: no report), and faultline's capture signal is neither blocked nor waited for (the
+# sigwait took it as its own and the program exited 0 mid-capture); the program's own signals
+# still come to its sigwait.
+r, rep = preloaded("block-all", "block-all")
+if check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and
+         r.stdout.startswith("SEGV blocked 0, USR1 blocked 1\n") and "sigwait" not in r.stdout,
+         f"block-all: died of SIGSEGV ({r.returncode}) with one report ({len(rep)}), the mask as "
+         f"asked but SEGV ({r.stdout.strip()!r})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    pc0 = crashed_pc0(doc)
+    # (under qemu-user the process has a thread of the emulator's too)
+    main = [t for t in doc["threads"] if t["tid"] == doc["process"]["pid"]]
+    check(pc0 is not None and lo <= pc0 < hi and len(main) == 1 and main[0].get("frames") and
+          main[0]["state"] == "captured",
+          f"block-all: frame 0 in fault() per nm ({pc0}), the main thread (in sigwait) captured "
+          f"and walked ({[(t['tid'], t.get('state'), len(t.get('frames', []))) for t in doc['threads']]})")
+r, rep = preloaded("block-all-usr1", "block-all-usr1")
+check(r.returncode == 0 and r.stdout.endswith(f"sigwait: {int(signal.SIGUSR1)}\n") and not rep,
+      f"block-all-usr1: the program's sigwait still gets its SIGUSR1 ({r.returncode}, "
+      f"{r.stdout.strip()!r})")
+
 # A crash loop whose reports nobody takes: no report once the directory holds
 # FAULTLINE_MAX_REPORTS (here 2) of them, or by default 256; the first are kept, stderr says so.
 d = os.path.join(args.workdir, "max-reports")

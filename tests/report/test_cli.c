@@ -241,9 +241,10 @@ static void test_list(void) {
                    "/opt/sample/bin/sample-app [4242]\n"));
     free(out);
     free(err);
+    /* A directory that does not exist is an error, as for triage (a typo is not "no reports"). */
     snprintf(dir, sizeof dir, "%s/absent", g_dir);
-    CHECK_EQ_U64(cli(&out, &err, "list", dir, NULL, NULL, NULL, NULL), 0);
-    CHECK(out && !out[0]);
+    CHECK_EQ_U64(cli(&out, &err, "list", dir, NULL, NULL, NULL, NULL), 1);
+    CHECK(out && !out[0] && err && strstr(err, "cannot list") && strstr(err, "No such file"));
     free(out);
     free(err);
 }
