@@ -85,17 +85,19 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
  * faultline's capture request (a real-time signal sent to each thread) as its own: the program
  * then acts on a signal it never got (one here exited, mid-capture, with status 0). So the
  * crash signals the kernel raises on a fault (SEGV, BUS, ILL, FPE, TRAP, SYS) that faultline
- * catches, and its capture signal, are taken out of every set the program blocks, and the
- * capture signal out of every set it waits for. A fault's signal cannot be deferred anyway;
- * only one another process sends is no longer held for sigwait. glibc's own rules are kept:
+ * catches, and its capture signal, are taken out of every set the program blocks or waits for
+ * (a waiting thread takes even a signal it does not block: under qemu-user, the emulator's own
+ * SIGSEGV that ends a crashed guest went to the guest's sigwait, and the process hung). A
+ * fault's signal cannot be deferred anyway; only one another process sends is no longer held
+ * for sigwait. glibc's own rules are kept:
  * its internal signals (SIGCANCEL, SIGSETXID: 32, 33) are never blocked nor waited for, and a
  * wait reports SI_TKILL as SI_USER. The system calls themselves, as glibc makes them. AS-SAFE. */
-static const sigset_t *without_ours(const sigset_t *set, sigset_t *own, bool faults) {
+static const sigset_t *without_ours(const sigset_t *set, sigset_t *own) {
     static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
     int capture = fl_threads_signal();
     if (!set) return set;
     *own = *set;
-    for (size_t i = 0; faults && i < sizeof fault_signals / sizeof fault_signals[0]; i++)
+    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
         if (fl_crash_catches(fault_signals[i])) sigdelset(own, fault_signals[i]);
     sigdelset(own, 32);
     sigdelset(own, 33);
@@ -105,7 +107,7 @@ static const sigset_t *without_ours(const sigset_t *set, sigset_t *own, bool fau
 
 static int mask(int how, const sigset_t *set, sigset_t *old) {
     sigset_t own;
-    if (how == SIG_BLOCK || how == SIG_SETMASK) set = without_ours(set, &own, true);
+    if (how == SIG_BLOCK || how == SIG_SETMASK) set = without_ours(set, &own);
     long r = syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8);
     return r == 0 ? 0 : errno;
 }
@@ -123,12 +125,11 @@ __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *
     return e ? -1 : 0;
 }
 
-/* rt_sigtimedwait with the capture signal left out of the set; restarted after EINTR only by
+/* rt_sigtimedwait without faultline's signals in the set; restarted after EINTR only by
  * sigwait, as glibc does. */
 static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {
     sigset_t own;
-    int r = (int)syscall(SYS_rt_sigtimedwait, without_ours(set, &own, false), info, timeout,
-                         _NSIG / 8);
+    int r = (int)syscall(SYS_rt_sigtimedwait, without_ours(set, &own), info, timeout, _NSIG / 8);
     if (r > 0 && info && info->si_code == SI_TKILL) info->si_code = SI_USER;
     return r;
 }
