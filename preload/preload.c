@@ -89,16 +89,17 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
  * (a waiting thread takes even a signal it does not block: under qemu-user, the emulator's own
  * SIGSEGV that ends a crashed guest went to the guest's sigwait, and the process hung). A
  * fault's signal cannot be deferred anyway; only one another process sends is no longer held
- * for sigwait. glibc's own rules are kept:
- * its internal signals (SIGCANCEL, SIGSETXID: 32, 33) are never blocked nor waited for, and a
- * wait reports SI_TKILL as SI_USER. The system calls themselves, as glibc makes them. AS-SAFE. */
+ * for sigwait. (SIGABRT stays the program's: abort unblocks it itself.) glibc's own rules are
+ * kept: its internal signals (SIGCANCEL, SIGSETXID: 32, 33) are never blocked nor waited for,
+ * and a wait reports SI_TKILL as SI_USER. The system calls themselves, as glibc makes them.
+ * AS-SAFE. */
 static const sigset_t *without_ours(const sigset_t *set, sigset_t *own) {
-    static const int fault_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS};
     int capture = fl_threads_signal();
     if (!set) return set;
     *own = *set;
-    for (size_t i = 0; i < sizeof fault_signals / sizeof fault_signals[0]; i++)
-        if (fl_crash_catches(fault_signals[i])) sigdelset(own, fault_signals[i]);
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] != SIGABRT && fl_crash_catches(fl_crash_signals[i]))
+            sigdelset(own, fl_crash_signals[i]);
     sigdelset(own, 32);
     sigdelset(own, 33);
     if (capture > 0) sigdelset(own, capture);
