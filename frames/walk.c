@@ -19,14 +19,34 @@ static bool sp_in_stack(const fl_walk_env_t *env, uint64_t sp) {
     return sp >= env->stack_lo && sp <= env->stack_hi;
 }
 
+/* Code in no image: an executable mapping that no image holds, where a JIT compiler puts the
+ * code it writes (V8, the JVM, LuaJIT, .NET). It has no unwind tables: its frames are reached
+ * by their callee's tables or frame record and left by their own frame record (V8's frames and
+ * the JVM interpreter's keep one), never by the scan. Needs the memory map; never the thread's
+ * own stack (an executable stack holds no code that calls). */
+static bool jit_code(const fl_walk_env_t *env, uint64_t pc) {
+    if (!env->maps || !env->images || (pc >= env->stack_lo && pc < env->stack_hi) ||
+        fl_images_find(env->images, pc))
+        return false;
+    const fl_map_t *m = fl_maps_find(env->maps, pc);
+    return m && (m->perms & FL_MAP_X);
+}
+
+/* Whether pc lies in code: an image's text, or (jit) code in no image. */
+static bool is_code(const fl_walk_env_t *env, uint64_t pc, bool jit) {
+    if (!env->images) return pc != 0;
+    return fl_images_is_text(env->images, pc) || (jit && jit_code(env, pc));
+}
+
 /* A caller is plausible when its stack pointer moved up (stacks grow down), stays in the stack,
- * and it returns into executable code of a loaded image. A frame with an exact pc (frame 0, or
- * one a signal interrupted: `first`) alone may share its caller's sp: on arm64 a function that
- * has not stored its frame record (a leaf) returns through lr, and has pushed nothing. */
+ * and it returns into code: a loaded image's text, or (jit) code in no image. A frame with an
+ * exact pc (frame 0, or one a signal interrupted: `first`) alone may share its caller's sp: on
+ * arm64 a function that has not stored its frame record (a leaf) returns through lr, and has
+ * pushed nothing. */
 static bool plausible_step(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc,
-                           uint64_t caller_sp, bool first) {
+                           uint64_t caller_sp, bool first, bool jit) {
     if (caller_sp < sp || (caller_sp == sp && !first) || !sp_in_stack(env, caller_sp)) return false;
-    return env->images ? fl_images_is_text(env->images, caller_pc) : caller_pc != 0;
+    return is_code(env, caller_pc, jit);
 }
 
 /* Whether pc lies in some image's text, the last image whose text held one remembered in *memo
@@ -47,11 +67,7 @@ static bool plausible_cfi(const fl_walk_env_t *env, fl_cfi_cursor_t *c, uint64_t
     if (caller_sp < sp || (caller_sp == sp && !first) || !sp_in_stack(env, caller_sp)) return false;
     if (!env->images) return caller_pc != 0;
     return in_text(env->images, &c->text_img, caller_pc) ||
-           fl_unwind_os_is_sigreturn(env->mem, caller_pc);
-}
-
-static bool plausible(const fl_walk_env_t *env, uint64_t sp, uint64_t caller_pc, uint64_t caller_sp) {
-    return plausible_step(env, sp, caller_pc, caller_sp, false);
+           fl_unwind_os_is_sigreturn(env->mem, caller_pc) || jit_code(env, caller_pc);
 }
 
 /* One frame-pointer step: the record {caller fp, return address} lies at fp on x86_64 and arm64
@@ -71,7 +87,8 @@ static int fp_record(const fl_walk_env_t *env, uint64_t sp, uint64_t fp, uint64_
 /* The frame-pointer stepper for the full walk: a record that also yields a plausible caller. */
 static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
     uint64_t sp = fl_regs_sp(r), cfp, cpc, csp;
-    if (fp_record(env, sp, fl_regs_fp(r), &cfp, &cpc, &csp) || !plausible(env, sp, cpc, csp))
+    if (fp_record(env, sp, fl_regs_fp(r), &cfp, &cpc, &csp) ||
+        !plausible_step(env, sp, cpc, csp, false, true))
         return FL_EBADDATA;
     fl_unwind_arch_set(r, cpc, csp, cfp);
     return 0;
@@ -91,9 +108,9 @@ static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
 static bool entry_step(const fl_walk_env_t *env, const fl_regs_t *r, uint64_t *cpc, uint64_t *csp) {
     uint64_t sp = fl_regs_sp(r), cfp, rpc, rsp;
     if (!env->images || fl_unwind_arch_entry_step(env->mem, r, cpc, csp) ||
-        !plausible_step(env, sp, *cpc, *csp, true))
+        !plausible_step(env, sp, *cpc, *csp, true, true))
         return false;
-    if (!fl_images_is_text(env->images, fl_regs_pc(r))) return true;
+    if (!is_code(env, fl_regs_pc(r), true)) return true;
     if (!fl_unwind_arch_is_return_address(env->mem, *cpc)) return false;
     return fp_record(env, sp, fl_regs_fp(r), &cfp, &rpc, &rsp) != 0 || rpc != *cpc;
 }
@@ -116,7 +133,9 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
             }
         }
         v = fl_unwind_strip_pac(words[i - base]);
-        if (!plausible(env, sp, v, slot + 8) || !fl_unwind_arch_is_return_address(env->mem, v))
+        /* (not into code in no image: a JIT's heap holds many stale code addresses) */
+        if (!plausible_step(env, sp, v, slot + 8, false, false) ||
+            !fl_unwind_arch_is_return_address(env->mem, v))
             continue;
         /* A callee with a frame record pushed the caller's frame pointer right below the slot. */
         uint64_t fp = fl_regs_fp(r), saved;
@@ -442,7 +461,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
 }
 
 /* The frame-pointer-only walk, kept to a tight loop: the same checks as fp_record and
- * plausible(), with everything the loop reads held in locals (stores to out[] could alias env and
+ * plausible_step, with everything the loop reads held in locals (stores to out[] could alias env and
  * the reader, which would reload them every frame), the reader's direct window tested inline,
  * and the last image whose text held a return address remembered (consecutive frames mostly
  * share an image). */
@@ -484,7 +503,7 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
             cpc = fl_unwind_strip_pac(cpc);
             const fl_image_t *img = images ? fl_images_find(images, cpc) : NULL;
             if (!img || cpc < img->text_start || cpc >= img->text_end) {
-                if (images || !cpc) break;
+                if (!cpc || (images && (img || !jit_code(env, cpc)))) break;
             } else {
                 text_lo = img->text_start;
                 text_hi = img->text_end;

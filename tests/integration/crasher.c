@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -212,6 +213,26 @@ static void run_trap(const char *dir) { (void)dir; trap_a(); }
 static void run_divzero(const char *dir) { (void)dir; divzero_a(); }
 static void run_sigbus(const char *dir) { (void)dir; sigbus_a(); }
 static void run_fnptr(const char *dir) { (void)dir; fnptr_a(); }
+/* Code a JIT compiler would write: an anonymous executable mapping, in no image and with no
+ * unwind tables, whose frame keeps a frame record (V8's and the JVM interpreter's do). Its
+ * return address is given to the report as the annotation jit_return. */
+NOINLINE static void jit_c(void) { *g_null = 3; NOTAIL(); }
+NOINLINE static void jit_b(void) {
+    size_t size = (size_t)sysconf(_SC_PAGESIZE);
+    unsigned char *code = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (code == MAP_FAILED) exit(93);
+    memcpy(code, jit_thunk, jit_thunk_len);
+    __builtin___clear_cache((char *)code, (char *)code + jit_thunk_len);
+    if (mprotect(code, size, PROT_READ | PROT_EXEC)) exit(94);
+    char ret[32];
+    snprintf(ret, sizeof ret, "0x%lx", (unsigned long)(uintptr_t)(code + jit_thunk_ret));
+    fl_annotate("jit_return", ret);
+    ((void (*)(void (*)(void)))(uintptr_t)code)(jit_c);
+    NOTAIL();
+}
+NOINLINE static void jit_a(void) { jit_b(); NOTAIL(); }
+
+static void run_jit(const char *dir) { (void)dir; jit_a(); }
 static void run_thread(const char *dir) { (void)dir; thread_a(); }
 static void run_omit_fp(const char *dir) { (void)dir; omit_a(0); }
 static void run_badfp(const char *dir) { (void)dir; badfp_a(); }
@@ -231,7 +252,7 @@ static const struct {
     {"thread", run_thread},            {"omit_fp", run_omit_fp},
     {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
     {"prev_plain", run_prev},          {"prev_recovers", run_prev_recovers},          {"control_malloc", run_control_malloc},
-    {"cfi_row_edge", run_rowedge},     {"handler_bad_args", run_oneargs},
+    {"cfi_row_edge", run_rowedge},     {"jit", run_jit},     {"handler_bad_args", run_oneargs},
     {"altstack_reraise", run_altstack_reraise},
     {"control_crash_handler", run_control_handler},
     {"malloc_lock", scenario_malloc_lock},

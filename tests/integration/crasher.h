@@ -17,6 +17,10 @@ typedef struct {
 extern const crasher_scenario_t crasher_arch_scenarios[];
 extern const unsigned crasher_arch_scenario_count;
 void scenario_pac(const char *dir); /* arm64: crasher_pac_arm64.c */
+/* Machine code for the jit scenario (crasher_leaf_<arch>.c): jit_thunk(fn) stores a frame record,
+ * calls fn, and returns; the return address into it lies jit_thunk_ret bytes from its start. */
+extern const unsigned char jit_thunk[];
+extern const unsigned jit_thunk_len, jit_thunk_ret;
 
 /* The main thread's crash for scenarios about other threads: null_a -> null_b -> null_c (SIGSEGV). */
 void null_a(void);

@@ -56,6 +56,11 @@ static void run_leaf(const char *dir) { (void)dir; leaf_a(); }
 static void run_prologue(const char *dir) { (void)dir; prologue_a(); }
 static void run_nocfi(const char *dir) { (void)dir; nocfi_a(); }
 
+/* stp x29, x30, [sp, #-16]!; mov x29, sp; blr x0; ldp x29, x30, [sp], #16; ret */
+const unsigned char jit_thunk[] = {0xfd, 0x7b, 0xbf, 0xa9, 0xfd, 0x03, 0x00, 0x91, 0x00, 0x00, 0x3f, 0xd6,
+                                   0xfd, 0x7b, 0xc1, 0xa8, 0xc0, 0x03, 0x5f, 0xd6};
+const unsigned jit_thunk_len = sizeof jit_thunk, jit_thunk_ret = 12;
+
 const crasher_scenario_t crasher_arch_scenarios[] = {
     {"leaf", run_leaf},
     {"prologue", run_prologue},

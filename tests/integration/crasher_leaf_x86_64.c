@@ -36,6 +36,10 @@ NOINLINE static void prologue_a(void) { prologue_b(); NOTAIL(); }
 static void run_leaf(const char *dir) { (void)dir; leaf_a(); }
 static void run_prologue(const char *dir) { (void)dir; prologue_a(); }
 
+/* push %rbp; mov %rsp,%rbp; call *%rdi; pop %rbp; ret */
+const unsigned char jit_thunk[] = {0x55, 0x48, 0x89, 0xe5, 0xff, 0xd7, 0x5d, 0xc3};
+const unsigned jit_thunk_len = sizeof jit_thunk, jit_thunk_ret = 6;
+
 const crasher_scenario_t crasher_arch_scenarios[] = {
     {"leaf", run_leaf},
     {"prologue", run_prologue},

@@ -51,6 +51,9 @@ p.add_argument("--symbols", action="append", default=[], metavar="DIR",
                help="passed to faultline show (where an emulated guest's libraries are)")
 p.add_argument("--frame-method", action="append", default=[], metavar="INDEX=METHOD",
                help="the crashed thread's frame INDEX was found by METHOD (cfi, link_register, ...)")
+p.add_argument("--frame-pc", action="append", default=[], metavar="INDEX=ANNOTATION",
+               help="the crashed thread's frame INDEX has the pc the crasher gave as annotation "
+                    "ANNOTATION, in no image (code a JIT wrote)")
 p.add_argument("--static", action="store_true",
                help="the crasher is linked statically: no shared libc among the images")
 p.add_argument("--compare-engines", choices=["all", "crashed"],
@@ -214,6 +217,12 @@ def check_report(report, rdir):
             i, method = split_kv(spec)
             got = t["frames"][int(i)]["method"] if int(i) < len(t["frames"]) else None
             check(got == method, f"frame {i} found by {got}, expected {method}")
+        for spec in a.frame_pc:
+            i, key = split_kv(spec)
+            f = t["frames"][int(i)] if int(i) < len(t["frames"]) else {}
+            exp = doc["annotations"].get(key)
+            check(exp and f.get("pc") == exp and f.get("image") is None,
+                  f"frame {i}: pc {f.get('pc')} image {f.get('image')}, expected {exp} in no image")
         check(len(t["registers"]) >= 17, "general registers recorded")
         if a.outermost:
             at, n = t["frames_omitted_at"], t["frames_omitted"]
