@@ -117,6 +117,30 @@ void fl_crash_abandon(void) {
         fl_report_writer_abandon(&g_writer);
 }
 
+/* The signal a handler of the program's was handling when the crash came (it aborted, or raised
+ * a signal again): the crashed thread's innermost signal frame, whose siginfo is read through
+ * the safe reader (it lies in a stack the crash may have damaged). Linux's siginfo: signo,
+ * errno, code, then at 16 the fault's address or the sender's pid. */
+static void write_interrupted(fl_report_writer_t *w, const fl_report_thread_t *t) {
+    for (unsigned i = 0; i + 1 < t->frame_count; i++) {
+        if (!(t->frames[i].flags & FL_FRAME_TRAMPOLINE)) continue;
+        struct {
+            int32_t signo, err, code, pad;
+            uint64_t word;
+        } si;
+        uint64_t at;
+        fl_report_signal_t s;
+        if (fl_frames_sigframe_siginfo(t->frames[i].sp, &at) ||
+            fl_read(fl_memory_reader(), at, &si, sizeof si) || si.signo <= 0 || si.signo > 64)
+            return;
+        fl_crash_signal_from_siginfo(&s, si.signo, si.code, (int)(uint32_t)si.word, si.word, 0,
+                                     FL_SIGINFO_TELLS_ORIGIN);
+        s.frame = i + 1;
+        fl_report_write_interrupted_signal(w, &s);
+        return;
+    }
+}
+
 /* Writes one thread: with the frames it found itself, or walked now over its own stack; a thread
  * that blocks the capture signal from where it sits in a system call, if it does.
  * `running`: other threads run meanwhile (they may unload images). */
@@ -184,6 +208,7 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
         t.unwind_stop = res.stop_reason;
     }
     fl_report_write_thread(w, &t);
+    if (th->crashed) write_interrupted(w, &t);
 }
 
 /* The stack memory noted by write_thread, within the report's budget, after everything else: a

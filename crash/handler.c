@@ -363,7 +363,18 @@ int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigactio
         r = fl_crash_set_action(sig, act, old);
         if (r == 0 && act) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
     }
-    if (r == 0 && old && was) {
+    /* Asked while our action is in place, the program sees the default when that is what we
+     * replaced: what it would see without faultline. A runtime that chains to the action it
+     * found before its own (the JVM, Mono) would otherwise call ours first and never reach its
+     * own crash handling (the JVM's hs_err file was lost); told the default, it handles its
+     * crash itself and ends it with abort() or SIG_DFL, which still reach us. An action of the
+     * program's from before faultline is not hidden: through ours, the program reaches both. */
+    bool ours = r == 0 && old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction == handler;
+    if (ours) {
+        for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+            if (fl_crash_signals[i] == sig && g_previous[i].sa_handler != SIG_DFL) ours = false;
+    }
+    if (r == 0 && old && (was || ours)) {
         memset(old, 0, sizeof *old);
         old->sa_handler = SIG_DFL;
         sigemptyset(&old->sa_mask);

@@ -16,6 +16,11 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
     return false;
 }
 
+int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
+    (void)trampoline_sp, (void)addr;
+    return FL_ENOSYS;
+}
+
 int fl_cfi_step(fl_cfi_cursor_t *c, const fl_regs_t *r, uint64_t *pc, uint64_t *sp, uint64_t *fp) {
     if (!c->valid) fl_cfi_cursor_seed(c, r);
     uint64_t cpc = c->regs.r[FL_DWARF_PC];

@@ -69,6 +69,12 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
            code[1] == 0xd4000001u;
 }
 
+/* rt_sigframe begins with the siginfo, at the trampoline's sp. */
+int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
+    *addr = trampoline_sp;
+    return 0;
+}
+
 int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
     uint64_t sp = regs->r[SP];
     if (!(regs->valid >> SP & 1) || !fl_unwind_os_is_sigreturn(mem, regs->r[PC])) return FL_ENOTFOUND;

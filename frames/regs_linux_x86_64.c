@@ -79,6 +79,12 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
            (fl_read(mem, pc, code, sizeof rax) == 0 && fl_memcmp(code, rax, sizeof rax) == 0);
 }
 
+/* rt_sigframe: the restorer's address (popped by now), the kernel's ucontext (uc_flags, uc_link,
+ * uc_stack: 40 bytes; the 256-byte sigcontext; the 8-byte sigset), then the siginfo. */
+int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
+    return fl_add_u64(trampoline_sp, 40 + 256 + 8, addr) ? 0 : FL_ERANGE;
+}
+
 int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {
     uint64_t sp = regs->r[7];
     if (!(regs->valid >> 7 & 1) || !fl_unwind_os_is_sigreturn(mem, regs->r[16])) return FL_ENOTFOUND;

@@ -88,6 +88,7 @@ typedef struct fl_report_signal {
     int number, code, sender_pid, crashed_tid;
     uint64_t address;
     bool has_address;
+    uint32_t frame; /* the interrupted signal's frame in the crashed thread */
 } fl_report_signal_t;
 
 /* A Mach exception (Darwin's exception server): its type and codes as received. */
@@ -144,6 +145,8 @@ int fl_report_writer_open(fl_report_writer_t *w, int dirfd, const uint8_t id[16]
  * docs/report-format.md. */
 void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h);   /* AS-SAFE */
 void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);   /* AS-SAFE */
+/* Report.interrupted_signal: the signal a handler was handling when the crash came. AS-SAFE. */
+void fl_report_write_interrupted_signal(fl_report_writer_t *w, const fl_report_signal_t *s);
 /* Report.mach_exception, with the type's name ("EXC_BAD_ACCESS") and, where code[0] is a
  * kern_return_t or a machine code with a name, that name. Portable: the values are Mach's ABI. */
 void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e); /* AS-SAFE */

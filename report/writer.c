@@ -11,7 +11,8 @@
 /* Report fields (proto/faultline.proto). */
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
-    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10, F_COMPLETE = 15,
+    F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10,
+    F_INTERRUPTED_SIGNAL = 12, F_COMPLETE = 15,
     F_MEMORY = 20
 };
 /* Thread fields. */
@@ -185,11 +186,11 @@ void fl_report_write_header(fl_report_writer_t *w, const fl_report_header_t *h) 
         note_dropped(w, "header", UINT64_MAX);
 }
 
-void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) {
+static void write_signal(fl_report_writer_t *w, unsigned field, const fl_report_signal_t *s) {
     fl_pb_t pb;
     if (!item_begin(w, &pb))
         return;
-    fl_pb_begin(&pb, F_SIGNAL);
+    fl_pb_begin(&pb, field);
     fl_pb_sint(&pb, 1, s->number);
     fl_pb_string(&pb, 2, fl_signal_name(s->number));
     fl_pb_sint(&pb, 3, s->code);
@@ -198,9 +199,18 @@ void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) 
     fl_pb_varint(&pb, 6, s->has_address);
     fl_pb_sint(&pb, 7, s->sender_pid);
     fl_pb_sint(&pb, 8, s->crashed_tid);
+    fl_pb_varint(&pb, 9, s->frame);
     fl_pb_end(&pb);
     if (!item_flush(w, &pb))
         note_dropped(w, "signal", UINT64_MAX);
+}
+
+void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s) {
+    write_signal(w, F_SIGNAL, s);
+}
+
+void fl_report_write_interrupted_signal(fl_report_writer_t *w, const fl_report_signal_t *s) {
+    write_signal(w, F_INTERRUPTED_SIGNAL, s);
 }
 
 void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e) {

@@ -144,6 +144,12 @@ static void exception(FILE *o, const Faultline__Report *r) {
             n += (size_t)snprintf(buf + n, sizeof buf - n, "%s0x%016" PRIx64, i ? ", " : "", m->codes[i]);
         row(o, "Exception Codes:", buf);
     }
+    if (r->interrupted_signal) { /* (Apple's logs put what their subtype cannot say here) */
+        char in[256];
+        fl_tool_interrupted_text(in, sizeof in, r->interrupted_signal);
+        snprintf(buf, sizeof buf, "while handling %s", in);
+        row(o, "Exception Note:", buf);
+    }
     if (s) {
         snprintf(buf, sizeof buf, "Namespace SIGNAL, Code %" PRId32 " %s: %" PRId32, s->number,
                  signal_description(sig), s->number);

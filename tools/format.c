@@ -187,6 +187,14 @@ void fl_tool_signal_text(char *buf, size_t cap, const Faultline__Signal *s) {
              s->code_name[0] ? fl_tool_clean(s->code_name) : code);
 }
 
+void fl_tool_interrupted_text(char *buf, size_t cap, const Faultline__Signal *s) {
+    char sig[128], at[64] = "";
+    fl_tool_signal_text(sig, sizeof sig, s);
+    if (s->has_address) snprintf(at, sizeof at, " at 0x%016" PRIx64, s->address);
+    else if (s->code <= 0 && s->sender_pid) snprintf(at, sizeof at, " sent by pid %" PRId32, s->sender_pid);
+    snprintf(buf, cap, "%s%s, in frame %" PRIu32, sig, at, s->frame);
+}
+
 void fl_tool_mach_text(char *buf, size_t cap, const Faultline__MachException *m) {
     buf[0] = 0;
     if (!m) return;

@@ -143,13 +143,14 @@ static void header_fields(fl_tool_jw_t *j, const Faultline__Header *h) {
     fl_tool_jw_str(j, "reason", h->reason);
 }
 
-static void signal_fields(fl_tool_jw_t *j, const Faultline__Signal *s) {
+/* A Signal as the object `key`; interrupted: Report.interrupted_signal, with its frame. */
+static void signal_object(fl_tool_jw_t *j, const char *key, const Faultline__Signal *s,
+                          bool interrupted) {
     if (!s) {
-        fl_tool_jw_null(j, "signal");
-        fl_tool_jw_null(j, "crashed_tid");
+        fl_tool_jw_null(j, key);
         return;
     }
-    fl_tool_jw_open(j, "signal", '{');
+    fl_tool_jw_open(j, key, '{');
     fl_tool_jw_int(j, "number", s->number);
     fl_tool_jw_str(j, "name", s->name);
     fl_tool_jw_int(j, "code", s->code);
@@ -162,8 +163,17 @@ static void signal_fields(fl_tool_jw_t *j, const Faultline__Signal *s) {
         fl_tool_jw_int(j, "sender_pid", s->sender_pid);
     else
         fl_tool_jw_null(j, "sender_pid");
+    if (interrupted) fl_tool_jw_int(j, "frame", s->frame);
     fl_tool_jw_close(j, '}');
-    fl_tool_jw_int(j, "crashed_tid", s->crashed_tid);
+}
+
+static void signal_fields(fl_tool_jw_t *j, const Faultline__Report *r) {
+    signal_object(j, "signal", r->signal, false);
+    if (r->signal)
+        fl_tool_jw_int(j, "crashed_tid", r->signal->crashed_tid);
+    else
+        fl_tool_jw_null(j, "crashed_tid");
+    signal_object(j, "interrupted_signal", r->interrupted_signal, true);
 }
 
 static void mach_fields(fl_tool_jw_t *j, const Faultline__MachException *m) {
@@ -292,7 +302,7 @@ void fl_tool_show_json_regs(FILE *o, const Faultline__Report *r, bool truncated,
     fl_tool_jw_bool(&j, "truncated", truncated);
     fl_tool_jw_bool(&j, "complete", r->complete);
     header_fields(&j, r->header);
-    signal_fields(&j, r->signal);
+    signal_fields(&j, r);
     mach_fields(&j, r->mach_exception);
     hang_fields(&j, r->hang);
     fl_tool_jw_open(&j, "annotations", '{');

@@ -58,6 +58,10 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
             row(o, "Sent By:", buf);
         }
     }
+    if (r->interrupted_signal) {
+        fl_tool_interrupted_text(buf, sizeof buf, r->interrupted_signal);
+        row(o, "While Handling:", buf);
+    }
     if (r->hang) {
         fl_tool_hang_text(buf, sizeof buf, r);
         row(o, "Hang:", buf);

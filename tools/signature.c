@@ -204,6 +204,19 @@ static bool frame_key(const Faultline__Report *r, fl_tool_symbolizer_t *s,
     return false;
 }
 
+/* The frame the crash began at: where a fault (a signal the kernel raised for an instruction)
+ * interrupted the crashed thread when a handler of the program's that was handling it ended
+ * the process (the JVM's handler aborts, Python's faulthandler raises the signal again): that
+ * fault is the crash, wherever the handler was when it gave up. Else 0. */
+static size_t crash_top(const Faultline__Report *r, int t, size_t n) {
+    static const char *const faults[] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP", "SIGSYS"};
+    const Faultline__Signal *in = r->interrupted_signal;
+    if (!in || in->code <= 0 || in->frame >= n || t != fl_tool_crashed_thread(r)) return 0;
+    for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+        if (strcmp(in->name, faults[i]) == 0) return in->frame;
+    return 0;
+}
+
 int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsigned nframes,
                       char *buf, size_t cap) {
     int t = fl_tool_sig_thread(r);
@@ -216,8 +229,8 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
     /* The machinery ends at the last machinery frame of the leading run of machinery and
      * unnamed frames: without debug symbols a libc-internal frame (__pthread_kill_implementation
      * is not exported) has no name, yet raise and abort above it still mark it. */
-    size_t start = 0;
-    for (size_t k = 0; k < n; k++) {
+    size_t from = crash_top(r, t, n), start = from;
+    for (size_t k = from; k < n; k++) {
         bool named = frame_key(r, s, th->frames[k], k, key, sizeof key);
         if (named && fl_tool_sig_is_machinery(key)) start = k + 1;
         else if (named) break;
@@ -226,7 +239,7 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
     const char *prefix = fl_tool_is_hang(r) ? "hang: " : "";
     size_t base = strlen(prefix) < cap ? strlen(prefix) : 0;
     /* Two passes at most: the second keeps the machinery when nothing else is on the stack. */
-    for (int pass = 0; pass < 2; pass++, start = 0) {
+    for (int pass = 0; pass < 2; pass++, start = from) {
         size_t len = base;
         unsigned keys = 0;
         memcpy(buf, prefix, base);

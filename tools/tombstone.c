@@ -91,6 +91,11 @@ void fl_tool_show_tombstone(FILE *o, const Faultline__Report *r, bool truncated,
         if (s->code <= 0 && s->sender_pid) fprintf(o, " (sent by pid %" PRId32 ")", s->sender_pid);
         fputc('\n', o);
     }
+    if (r->interrupted_signal) {
+        char buf[256];
+        fl_tool_interrupted_text(buf, sizeof buf, r->interrupted_signal);
+        fprintf(o, "while handling %s\n", buf);
+    }
     if (r->mach_exception) {
         char buf[512];
         fl_tool_mach_text(buf, sizeof buf, r->mach_exception);

@@ -407,6 +407,9 @@ const char *fl_tool_kind_name(int kind);
 const char *fl_tool_clean(const char *s);
 /* "SIGSEGV (SEGV_MAPERR)" or numbers where names are missing. */
 void fl_tool_signal_text(char *buf, size_t cap, const Faultline__Signal *s);
+/* Report.interrupted_signal in one line: "SIGSEGV (SEGV_MAPERR) at 0x..., in frame 5" (the
+ * address of a fault, the sender of a sent signal). */
+void fl_tool_interrupted_text(char *buf, size_t cap, const Faultline__Signal *s);
 /* "EXC_BAD_ACCESS (KERN_INVALID_ADDRESS) codes 0x1 0x10"; "" without a Mach exception. */
 void fl_tool_mach_text(char *buf, size_t cap, const Faultline__MachException *m);
 

@@ -6,6 +6,9 @@
  *     recovers with siglongjmp | exits 5 | puts SIG_DFL back with signal() and re-raises, dropping
  *     the previous action, as zstd does | the same with ISO C's signal (glibc's __sysv_signal) |
  *     the same with the rt_sigaction system call, as Go's runtime would)
+ *   plain own-runtime   (a SIGSEGV handler of its own, as a language runtime's (the JVM's): a
+ *     fault it does not handle goes to the action it found before its own if that is a handler,
+ *     which then counts as handled, else it writes its own crash log and aborts)
  *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
  *     sigaction and signal read SIG_DFL back, then faults)
  *   plain fds-closed | fds-reused DIR FILE   (closes every descriptor above 2, as a daemon does,
@@ -59,6 +62,17 @@ static void chain(int sig, siginfo_t *si, void *uc) {
     (void)!write(2, msg, sizeof msg - 1);
     sigaction(sig, &g_prev, NULL); /* as Python's faulthandler does */
     raise(sig);
+}
+
+static void runtime(int sig, siginfo_t *si, void *uc) {
+    if (g_prev.sa_handler != SIG_DFL && g_prev.sa_handler != SIG_IGN) {
+        if (g_prev.sa_flags & SA_SIGINFO) g_prev.sa_sigaction(sig, si, uc);
+        else g_prev.sa_handler(sig);
+        return;
+    }
+    static const char msg[] = "plain: own crash log\n";
+    (void)!write(2, msg, sizeof msg - 1);
+    abort();
 }
 
 static void recover(int sig) {
@@ -236,6 +250,12 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, &g_prev);
         fault();
     }
+    if (!strcmp(m, "own-runtime")) {
+        sa.sa_sigaction = runtime;
+        sa.sa_flags = SA_SIGINFO;
+        sigaction(SIGSEGV, &sa, &g_prev);
+        fault();
+    }
     if (!strcmp(m, "own-recover")) {
         sa.sa_handler = recover;
         sigaction(SIGSEGV, &sa, NULL);
@@ -264,7 +284,7 @@ int main(int argc, char **argv) {
         fault();
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|reset-dfl|fds-closed|"
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
                     "seccomp-errno|seccomp-exec|lowest-fd\n");
     return 2;

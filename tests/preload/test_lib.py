@@ -321,6 +321,28 @@ r, rep = preloaded("own-dfl-raw", "own-dfl-raw")
 check(r.returncode == -signal.SIGSEGV and not rep,
       f"own-dfl-raw (SIG_DFL by the system call, past libc): died of SIGSEGV ({r.returncode}), "
       f"no report ({len(rep)})")
+# A handler of the program's that chains, as the JVM's does, to the action it found before its
+# own, and otherwise writes its own crash log and aborts: asked, the library says SIG_DFL (what
+# it replaced), so the program's own crash handling runs (before, the JVM's hs_err file was
+# lost: it called ours, which ended the process); its abort is reported, and the report says
+# which fault the handler was handling, in which frame (nm), where the signature starts.
+r, rep = preloaded("own-runtime", "own-runtime")
+if check(r.returncode == -signal.SIGABRT and "plain: own crash log" in r.stderr and len(rep) == 1,
+         f"own-runtime: its own crash log ({r.stderr.strip()[-200:]!r}), died of SIGABRT "
+         f"({r.returncode}) with one report ({len(rep)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    isig, fr = doc.get("interrupted_signal") or {}, doc["threads"][0]["frames"]
+    k = isig.get("frame", 0)
+    main_img = next(i for i in doc["images"] if i["is_main"])
+    pck = int(fr[k]["pc"], 16) - int(main_img["slide"], 16) if 0 < k < len(fr) else None
+    check(doc["signal"]["name"] == "SIGABRT" and isig.get("name") == "SIGSEGV" and
+          isig.get("code_name") == "SEGV_MAPERR" and isig.get("address") == "0x10" and
+          pck is not None and lo <= pck < hi and fr[k - 1].get("signal_trampoline"),
+          f"own-runtime: SIGABRT while handling SIGSEGV at 0x10 in fault() per nm "
+          f"({doc['signal']['name']}, {isig}, frame pc {pck})")
+    tri = run([args.faultline, "triage", "--json", os.path.dirname(rep[0])]).stdout
+    sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
+    check(sig.startswith("fault | main"), f"own-runtime: the signature starts at the fault ({sig!r})")
 r, rep = preloaded("own-recover", "own-recover")
 check(r.returncode == 0 and r.stdout == "recovered\n" and not rep,
       f"own-recover: the program goes on ({r.returncode}, {r.stdout!r}), no report")
