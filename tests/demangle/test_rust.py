@@ -13,6 +13,7 @@ import json
 import os
 import random
 import re
+import signal
 import subprocess
 import sys
 
@@ -176,6 +177,22 @@ r, rep = crash(v0, "abort", os.path.join(W, "abort-v0"))
 if rep:
     text = run([args.faultline, "show", rep]).stdout
     check("crasher::do_abort" in text and "std::process::abort" in text, f"abort: names in\n{text[:2000]}")
+
+# A stack overflow: std installs its own handler only where it finds SIG_DFL (which the library
+# answers, docs/preload.md), says so and aborts; the report records the fault it was handling,
+# and the signature starts at that fault, in the recursion.
+d = os.path.join(W, "overflow-v0")
+r, rep = crash(v0, "overflow", d)
+if rep:
+    doc = json.loads(run([args.faultline, "show", "--json", rep]).stdout)
+    isig = doc.get("interrupted_signal") or {}
+    check(r.returncode == 128 + signal.SIGABRT and "has overflowed its stack" in r.stderr and
+          doc["signal"]["name"] == "SIGABRT" and isig.get("name") == "SIGSEGV",
+          f"overflow: std's message, death by SIGABRT ({r.returncode}), while handling SIGSEGV "
+          f"({doc['signal']['name']}, {isig}): {r.stderr[:300]!r}")
+    g = json.loads(run([args.faultline, "triage", "--json", "--no-progress", rep]).stdout)
+    sig = g[0]["signature"] if g else ""
+    check(sig.startswith("crasher::deep"), f"overflow: the signature starts in the recursion ({sig!r})")
 
 # ---- Triage: two builds whose hashes differ make one group ----
 for sch in ("v0", "legacy"):

@@ -2,8 +2,9 @@
 // A Rust program for the demangling tests (tests/demangle/test_rust.py): generics, closures,
 // trait objects, impl blocks, iterators, const generics, a non-ASCII identifier, fn pointers,
 // and much of std, so that its symbols cover both mangling schemes' grammar; and two ways to
-// die: `segv` (a bad pointer read in a closure of a generic function) and `abort`
-// (std::process::abort). Built by the test with rustc, once per scheme.
+// die: `segv` (a bad pointer read in a closure of a generic function), `abort`
+// (std::process::abort) and `overflow` (unbounded recursion: std's own handler reports the stack
+// overflow and aborts). Built by the test with rustc, once per scheme.
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
@@ -93,6 +94,16 @@ pub fn crash_in<T: Copy + fmt::Debug>(base: usize) -> T {
 }
 
 #[inline(never)]
+pub fn deep(n: u64) -> u64 {
+    let a = std::hint::black_box([n; 32]);
+    if n == u64::MAX {
+        0
+    } else {
+        deep(n + 1) + a[(n % 32) as usize]
+    }
+}
+
+#[inline(never)]
 pub fn do_abort(code: i32) -> ! {
     eprintln!("aborting with {}", code);
     std::process::abort()
@@ -130,6 +141,7 @@ fn main() {
             crash_in::<u64>(16);
         }
         "abort" => do_abort(3),
+        "overflow" => println!("{}", deep(0)),
         _ => {}
     }
 }
