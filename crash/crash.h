@@ -35,6 +35,11 @@ typedef struct fl_crash_config {
     uint64_t signals; /* the crash signals to catch, as bits (1ull << SIGSEGV) | ... */
     uint64_t thread_timeout_ns;
     uint64_t install_time_ns;
+    /* The process that installed. A crashing process with another pid is a child, and one that
+     * did not fork through libc (vfork, posix_spawn, clone) may share this memory with that
+     * process, which goes on after the child dies: the handler puts back what the child's
+     * capture changed (crash/handler.c). */
+    long pid;
     char report_dir[1024];
     char app_name[256], app_version[256];
     fl_run_marker_t marker; /* this run's marker (docs/hangs.md); fd -1 if it could not be made */

@@ -241,6 +241,15 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
     }
     fl_capture_request_t req = {.kind = 1, .sig = sig, .info = info, .regs = &regs,
                                 .thread = fl_crash_os_self(), .note = note};
+    /* A child that may share this memory with the process that installed (a vfork or
+     * posix_spawn child that crashed before its exec): the parent goes on with it, and must
+     * still get its own report later. So what a crash changes (the descriptors and the
+     * directory the configuration names, one report per process, the actions restored) is put
+     * back before the child dies of the signal (the child's actions and descriptors are its
+     * own copies). Harmless in a fork child, whose memory is its own. */
+    static fl_crash_config_t parent;
+    bool child = fl_sys_getpid() != fl_crash_config.pid;
+    if (child) fl_memcpy(&parent, &fl_crash_config, sizeof parent);
     /* Without a capture server (Linux; a Darwin fork child) the capture runs here. A server
      * restores the actions and sets DONE itself; doing it again is harmless, and needed when it
      * did not take the request or did not answer in time. */
@@ -255,6 +264,13 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
 
     fl_crash_restore_signal_actions();
     fl_crash_finish();
+    if (child) {
+        fl_memcpy(&fl_crash_config, &parent, sizeof parent);
+        __atomic_store_n(&g_actions_restored, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&g_owner_tid, 0, __ATOMIC_SEQ_CST);
+        __atomic_store_n(&g_state, IDLE, __ATOMIC_SEQ_CST);
+        fl_sys_futex_wake(&g_state, 1 << 30);
+    }
     fl_crash_pass_on(sig, info, ucontext, true, FL_SIGINFO_TELLS_ORIGIN);
 }
 

@@ -130,6 +130,7 @@ int fl_crash_install(const fl_options *opts) {
     fl_strlcpy(c->app_name, opts->app_name ? opts->app_name : "", sizeof c->app_name);
     fl_strlcpy(c->app_version, opts->app_version ? opts->app_version : "", sizeof c->app_version);
     fl_sys_clock_gettime_syscall(CLOCK_REALTIME, &c->install_time_ns);
+    c->pid = fl_sys_getpid();
     const char *stage = fl_env_get("FAULTLINE_TEST_FAULT_AFTER");
     fl_crash_test_fault_stage = stage ? atoi(stage) : 0;
     stage = fl_env_get("FAULTLINE_TEST_HANG_AFTER");

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -233,6 +234,21 @@ NOINLINE static void jit_b(void) {
 NOINLINE static void jit_a(void) { jit_b(); NOTAIL(); }
 
 static void run_jit(const char *dir) { (void)dir; jit_a(); }
+
+/* A vfork child (it shares the parent's memory until it execs or dies) crashes; then the
+ * parent, which goes on with that memory, crashes too: each gets its report. */
+NOINLINE static void vfork_child_fault(void) { *g_null = 4; NOTAIL(); }
+static void run_vfork_child(const char *dir) {
+    (void)dir;
+    pid_t p = vfork();
+    if (p == 0) {
+        vfork_child_fault();
+        _exit(0);
+    }
+    int st = 0;
+    if (p < 0 || waitpid(p, &st, 0) != p || !WIFSIGNALED(st) || WTERMSIG(st) != SIGSEGV) exit(95);
+    null_a();
+}
 static void run_thread(const char *dir) { (void)dir; thread_a(); }
 static void run_omit_fp(const char *dir) { (void)dir; omit_a(0); }
 static void run_badfp(const char *dir) { (void)dir; badfp_a(); }
@@ -252,7 +268,8 @@ static const struct {
     {"thread", run_thread},            {"omit_fp", run_omit_fp},
     {"garbage_fp", run_badfp},         {"prev_handler", run_prev},
     {"prev_plain", run_prev},          {"prev_recovers", run_prev_recovers},          {"control_malloc", run_control_malloc},
-    {"cfi_row_edge", run_rowedge},     {"jit", run_jit},     {"handler_bad_args", run_oneargs},
+    {"cfi_row_edge", run_rowedge},     {"jit", run_jit},
+    {"vfork_child", run_vfork_child},     {"handler_bad_args", run_oneargs},
     {"altstack_reraise", run_altstack_reraise},
     {"control_crash_handler", run_control_handler},
     {"malloc_lock", scenario_malloc_lock},

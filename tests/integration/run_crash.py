@@ -54,6 +54,10 @@ p.add_argument("--frame-method", action="append", default=[], metavar="INDEX=MET
 p.add_argument("--frame-pc", action="append", default=[], metavar="INDEX=ANNOTATION",
                help="the crashed thread's frame INDEX has the pc the crasher gave as annotation "
                     "ANNOTATION, in no image (code a JIT wrote)")
+p.add_argument("--child-reports", type=int, default=0, metavar="N",
+               help="N more reports, each by a child process (another pid) whose crashed thread "
+                    "has --child-frame; the crasher's own is checked as usual")
+p.add_argument("--child-frame", help="a function in each child report's crashed thread")
 p.add_argument("--static", action="store_true",
                help="the crasher is linked statically: no shared libc among the images")
 p.add_argument("--compare-engines", choices=["all", "crashed"],
@@ -323,6 +327,7 @@ def run_in(tmp, rdir, first, engine=None):
         check(False, f"crasher hung ({a.timeout:g} s)")
         raise Stop
     elapsed = time.monotonic() - t0
+    a.pid = child.pid
     if first:
         sys.stderr.write(err)
         print(f"crasher ran {elapsed:.3f} s")
@@ -352,6 +357,20 @@ def check_run(returncode, out, err, tmp, rdir, first):
     if a.expect_no_report:
         check(not reports, f"expected no report, found {reports}")
         return
+    if a.child_reports:
+        own = []
+        for rep in reports:
+            d = json.loads(subprocess.run([a.cli, "show", "--json"] + symbols_args() + [rep],
+                                          capture_output=True, text=True).stdout or "{}")
+            if d.get("process", {}).get("pid") == a.pid:
+                own.append(rep)
+                continue
+            t = [t for t in d.get("threads", []) if t["crashed"]]
+            check(t and a.child_frame in symbols(t[0]),
+                  f"a child's report: {a.child_frame} in {symbols(t[0]) if t else None}")
+        check(len(reports) - len(own) == a.child_reports,
+              f"{a.child_reports} child reports expected, found {len(reports) - len(own)}")
+        reports = own
     check(len(reports) == 1, f"expected one report, found {reports}")
     if not reports:
         raise Stop
