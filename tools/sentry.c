@@ -109,6 +109,12 @@ static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
         size_t n = strlen(value);
         snprintf(value + n, sizeof value - n, " at 0x%" PRIx64, s->address);
     }
+    if (r->interrupted_signal) {
+        char in[256];
+        size_t n = strlen(value);
+        fl_tool_interrupted_text(in, sizeof in, r->interrupted_signal);
+        snprintf(value + n, sizeof value - n, ", while handling %s", in);
+    }
     fl_tool_jw_open(j, "exception", '{');
     fl_tool_jw_open(j, "values", '[');
     fl_tool_jw_open(j, NULL, '{');

@@ -343,6 +343,10 @@ if check(r.returncode == -signal.SIGABRT and "plain: own crash log" in r.stderr 
     tri = run([args.faultline, "triage", "--json", os.path.dirname(rep[0])]).stdout
     sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
     check(sig.startswith("fault | main"), f"own-runtime: the signature starts at the fault ({sig!r})")
+    ev = json.loads(run([args.faultline, "show", "--format", "sentry", rep[0]]).stdout)
+    val = ev["exception"]["values"][0]["value"]
+    check(f"while handling SIGSEGV (SEGV_MAPERR) at 0x0000000000000010, in frame {k}" in val,
+          f"own-runtime: the Sentry event's exception says so ({val!r})")
 r, rep = preloaded("own-recover", "own-recover")
 check(r.returncode == 0 and r.stdout == "recovered\n" and not rep,
       f"own-recover: the program goes on ({r.returncode}, {r.stdout!r}), no report")
