@@ -69,7 +69,11 @@ static const char usage_text[] =
     "                     used. /usr/lib/debug ($FAULTLINE_DEBUG_DIR) is searched last.\n"
     "    --cache-dir DIR  keep symbol indexes in DIR (default $FAULTLINE_CACHE_DIR, else\n"
     "                     $XDG_CACHE_HOME/faultline, else ~/.cache/faultline)\n"
-    "    --no-cache       neither read nor write the index cache\n";
+    "    --no-cache       neither read nor write the index cache\n"
+    "    --perf-map FILE  names for frames of code a JIT wrote (in no image) from FILE, in\n"
+    "                     perf's format (node --perf-basic-prof, the JVM's perf-map-agent);\n"
+    "                     default /tmp/perf-PID.map when it is the crashed process's own\n"
+    "                     (same host, this user, written while it ran); \"\" for none\n";
 
 void fl_tool_usage_print(FILE *o) { fputs(usage_text, o); }
 
@@ -119,6 +123,16 @@ int fl_tool_cli_option(fl_tool_cli_t *c, int argc, char **argv, int *i) {
         value = a + 12;
     } else if (strcmp(a, "--no-cache") == 0) {
         c->sym.cache_dir = NULL;
+        return 1;
+    } else if (strcmp(a, "--perf-map") == 0 || strncmp(a, "--perf-map=", 11) == 0) {
+        if (a[10] == '=') {
+            c->sym.perf_map = a + 11;
+        } else if (*i + 1 == argc) {
+            fprintf(stderr, "faultline: --perf-map needs a file (or \"\" for none)\n");
+            return -1;
+        } else {
+            c->sym.perf_map = argv[++*i];
+        }
         return 1;
     } else {
         return 0;

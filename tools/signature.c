@@ -190,7 +190,7 @@ static bool frame_key(const Faultline__Report *r, fl_tool_symbolizer_t *s,
                       const Faultline__Frame *f, size_t k, char *key, size_t cap) {
     fl_tool_sym_t sym;
     fl_tool_symbolize(s, f, k, &sym);
-    if (sym.symbol) {
+    if (sym.symbol && !sym.jit) {
         fl_tool_sig_normalize(sym.symbol, key, cap);
         if (key[0]) return true;
     }

@@ -2,6 +2,8 @@
 /* Offline symbolication: report frames against ELF and Mach-O files whose identity matches the report's. */
 #include <dirent.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +36,8 @@ struct fl_tool_symbolizer {
     fl_tool_symstore_t *st;
     const Faultline__Report *r;
     ident_t **ids; /* per report image, resolved on first use */
+    fl_tool_perfmap_t *jit; /* loaded at the first frame in no image */
+    bool jit_tried;
 };
 
 fl_tool_symstore_t *fl_tool_symstore_new(const fl_tool_symopts_t *opts) {
@@ -76,6 +80,7 @@ fl_tool_symbolizer_t *fl_tool_symbolizer_new(fl_tool_symstore_t *st, const Fault
 
 void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s) {
     if (!s) return;
+    fl_tool_perfmap_free(s->jit);
     free(s->ids);
     free(s);
 }
@@ -364,6 +369,22 @@ static ident_t *lookup_ident(fl_tool_symstore_t *st, const Faultline__Image *img
     return e;
 }
 
+/* The JIT map for the report: the one named, else perf's /tmp/perf-PID.map when it can be the
+ * report's process's: written on this host (the report's host name), by this user or root,
+ * last modified between the process's start and shortly after its crash (a map of an earlier
+ * or later process with the same pid is not). */
+static fl_tool_perfmap_t *jit_map(const fl_tool_symopts_t *o, const Faultline__Report *r) {
+    if (o->perf_map) return o->perf_map[0] ? fl_tool_perfmap_load(o->perf_map, -1, 0, 0) : NULL;
+    const Faultline__Header *h = r->header;
+    char host[256] = "", path[64];
+    if (!h || h->pid <= 0 || !h->time_unix_ns || gethostname(host, sizeof host - 1) != 0 ||
+        strcmp(host, h->hostname) != 0)
+        return NULL;
+    snprintf(path, sizeof path, "/tmp/perf-%" PRId32 ".map", h->pid);
+    uint64_t from = h->process_start_unix_ns > 1000000000u ? h->process_start_unix_ns - 1000000000u : 0;
+    return fl_tool_perfmap_load(path, (long)geteuid(), from, h->time_unix_ns + 10000000000u);
+}
+
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
                        fl_tool_sym_t *out) {
     /* (Not a compound literal: name[] need not be cleared.) */
@@ -372,6 +393,7 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     out->offset = 0;
     out->line = 0;
     out->name[0] = 0;
+    out->jit = false;
     const Faultline__Report *r = s->r;
     for (size_t i = 0; i < r->n_images; i++) {
         const Faultline__Image *img = r->images[i];
@@ -383,6 +405,19 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     /* A signal return trampoline is named as gdb names it (and looked up at its pc: the handler
      * returned into it, no call precedes it); the frame it interrupted has an exact pc. */
     if (f->signal_trampoline) out->symbol = "<signal handler called>";
+    if (out->image < 0 && !f->signal_trampoline) {
+        if (!s->jit_tried) s->jit = jit_map(&s->st->o, r);
+        s->jit_tried = true;
+        uint64_t start, back = index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT &&
+                                !f->interrupted && f->pc;
+        const char *name = fl_tool_perfmap_find(s->jit, f->pc - back, &start);
+        if (name) {
+            snprintf(out->name, sizeof out->name, "%s", name);
+            out->symbol = out->name;
+            out->offset = f->pc - start;
+            out->jit = true;
+        }
+    }
     if (out->image < 0 || f->signal_trampoline) return;
     const Faultline__Image *img = r->images[out->image];
     if (!s->ids[out->image]) s->ids[out->image] = lookup_ident(s->st, img);

@@ -125,6 +125,10 @@ typedef struct fl_tool_symopts {
     size_t ndirs;
     const char *cache_dir;   /* NULL: no on-disk cache */
     const char *system_dir;  /* the global debug directory ("/usr/lib/debug"); NULL: none */
+    /* A JIT's symbol map for frames in no image (--perf-map FILE); NULL: the one perf's
+     * convention names for the report's process, /tmp/perf-PID.map, if it is that process's
+     * (fl_tool_symbolize); "": none. */
+    const char *perf_map;
 } fl_tool_symopts_t;
 
 typedef struct fl_tool_symstore fl_tool_symstore_t;
@@ -138,6 +142,8 @@ typedef struct fl_tool_sym {
     const char *mangled; /* the link name it was found under (owned by the store), NULL if none:
                           * what fl_tool_symbol_display turns into the full form */
     uint64_t offset;    /* recorded pc - symbol address */
+    bool jit;           /* symbol is from a JIT's perf map (a pc in no image): for people only,
+                         * never in a signature (the map stays on the machine that ran it) */
     const char *file;   /* source file of the (looked-up) pc, or NULL */
     uint32_t line;
     char name[FL_TOOL_NAME_MAX]; /* (symbol's storage: do not copy the struct) */
@@ -163,6 +169,22 @@ void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s);
  * relative to the recorded pc; frame 0 and context frames are exact. */
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
                        fl_tool_sym_t *out);
+
+/* ---- JIT symbol maps (perfmap.c) ---- */
+
+/* perf's convention for code a JIT wrote: lines "START SIZE NAME", hex numbers, the newest line
+ * for an address winning (code moves). Bounded: 64 MiB, 4 Mi lines, names cut at 512 bytes;
+ * malformed lines are skipped. NULL on allocation failure. */
+typedef struct fl_tool_perfmap fl_tool_perfmap_t;
+fl_tool_perfmap_t *fl_tool_perfmap_parse(const char *data, size_t len);
+/* The map at path: opened without following a link or blocking, a regular file within the
+ * bound, owned by `owner` or root (owner < 0: anyone), modified within [from_ns, to_ns] (to the
+ * second) where nonzero. NULL otherwise. */
+fl_tool_perfmap_t *fl_tool_perfmap_load(const char *path, long owner, uint64_t from_ns,
+                                        uint64_t to_ns);
+/* The name covering pc (*start its address), or NULL. */
+const char *fl_tool_perfmap_find(const fl_tool_perfmap_t *m, uint64_t pc, uint64_t *start);
+void fl_tool_perfmap_free(fl_tool_perfmap_t *m);
 
 /* ---- Crash signatures (signature.c; rules in docs/triage.md) ---- */
 

@@ -216,7 +216,8 @@ static void run_sigbus(const char *dir) { (void)dir; sigbus_a(); }
 static void run_fnptr(const char *dir) { (void)dir; fnptr_a(); }
 /* Code a JIT compiler would write: an anonymous executable mapping, in no image and with no
  * unwind tables, whose frame keeps a frame record (V8's and the JVM interpreter's do). Its
- * return address is given to the report as the annotation jit_return. */
+ * return address is given to the report as the annotation jit_return, and its name, as a JIT
+ * gives it to perf, in /tmp/perf-PID.map (annotation jit_name; the test removes the file). */
 NOINLINE static void jit_c(void) { *g_null = 3; NOTAIL(); }
 NOINLINE static void jit_b(void) {
     size_t size = (size_t)sysconf(_SC_PAGESIZE);
@@ -225,9 +226,19 @@ NOINLINE static void jit_b(void) {
     memcpy(code, jit_thunk, jit_thunk_len);
     __builtin___clear_cache((char *)code, (char *)code + jit_thunk_len);
     if (mprotect(code, size, PROT_READ | PROT_EXEC)) exit(94);
-    char ret[32];
+    char ret[32], map[64];
     snprintf(ret, sizeof ret, "0x%lx", (unsigned long)(uintptr_t)(code + jit_thunk_ret));
     fl_annotate("jit_return", ret);
+    snprintf(map, sizeof map, "/tmp/perf-%ld.map", (long)getpid());
+    FILE *f = fopen(map, "w");
+    if (f) {
+        /* (code moves: the newer line for an address wins) */
+        fprintf(f, "%lx %x older name\n%lx %x JS:*jit_thunk /tmp/t.js:1:1\n",
+                (unsigned long)(uintptr_t)code, jit_thunk_len, (unsigned long)(uintptr_t)code,
+                jit_thunk_len);
+        fclose(f);
+        fl_annotate("jit_name", "JS:*jit_thunk /tmp/t.js:1:1");
+    }
     ((void (*)(void (*)(void)))(uintptr_t)code)(jit_c);
     NOTAIL();
 }

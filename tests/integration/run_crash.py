@@ -227,6 +227,16 @@ def check_report(report, rdir):
             exp = doc["annotations"].get(key)
             check(exp and f.get("pc") == exp and f.get("image") is None,
                   f"frame {i}: pc {f.get('pc')} image {f.get('image')}, expected {exp} in no image")
+            # Its name from the JIT's perf map, /tmp/perf-PID.map; never in the signature.
+            name = doc["annotations"].get("jit_name")
+            if name:
+                check(f.get("symbol") == name, f"frame {i}: symbol {f.get('symbol')!r}, the perf "
+                      f"map's {name!r}")
+                tri = subprocess.run([a.cli, "triage", "--json", os.path.dirname(report)],
+                                     capture_output=True, text=True).stdout
+                signature = json.loads(tri)[0]["signature"] if tri.strip() else ""
+                check(signature and "jit_thunk" not in signature, f"the perf map's name is not "
+                      f"in the signature ({signature!r})")
         check(len(t["registers"]) >= 17, "general registers recorded")
         if a.outermost:
             at, n = t["frames_omitted_at"], t["frames_omitted"]
@@ -328,6 +338,7 @@ def run_in(tmp, rdir, first, engine=None):
         raise Stop
     elapsed = time.monotonic() - t0
     a.pid = child.pid
+    perf_map = f"/tmp/perf-{child.pid}.map"  # (the jit scenario's)
     if first:
         sys.stderr.write(err)
         print(f"crasher ran {elapsed:.3f} s")
@@ -335,6 +346,8 @@ def run_in(tmp, rdir, first, engine=None):
     try:
         check_run(child.returncode, out, err, tmp, rdir, first)
     finally:
+        if a.scenario == "jit" and os.path.exists(perf_map):
+            os.unlink(perf_map)
         if not first and failed > before:
             sys.stderr.write(err)
             print(f"crasher ran {elapsed:.3f} s")

@@ -208,7 +208,7 @@ SCENARIOS = [
              "reaches the main thread"),
     # gdb is not an oracle here: it finds no way out of V8's code (no unwind tables, and its
     # prologue analysis fails there) and prints stack words as frames (README.md).
-    scenario("node-jit", [NODE, "--always-sparkplug", "script.js"], program=NODE,
+    scenario("node-jit", [NODE, "--always-sparkplug", "--perf-basic-prof", "script.js"], program=NODE,
              script=NODE_JIT, script_name="script.js", jit=True, min_threads=2,
              oracles=("eu-stack@release", "eu-stack@core"),
              what="process.kill(SIGSEGV) from JavaScript compiled by V8 (Sparkplug): the walk "
@@ -585,6 +585,13 @@ def analyse(sc, out):
         check(any(f["image"] is None for f in fr[1:]) and all(f["method"] != "scan" for f in fr),
               f"{name}: the crashed thread crosses frames in no image, and nothing was scanned "
               f"({[(f['pc'], f['image'], f['method']) for f in fr[:24]]})")
+        # Their names from the map V8 wrote for perf (--perf-basic-prof), which show reads.
+        jit = [f["symbol"] for f in fr if f["image"] is None]
+        check(jit and all((s or "").startswith("JS:") for s in jit),
+              f"{name}: every frame in no image named from /tmp/perf-{out['pid']}.map ({jit})")
+        perf_map = f"/tmp/perf-{out['pid']}.map"
+        if os.path.exists(perf_map):
+            os.unlink(perf_map)
     if sc["oracles"] is not None:
         DETAILS.append(f"{name}: compared with {', '.join(sc['oracles'])} only (the scenario's "
                        "comment says why)")
