@@ -14,7 +14,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
 from tooltest import check, crashed_pc0, finish, nm_range, run, setup  # noqa: E402
 
-args = setup("--plain", "--plain-static", "--preload")
+args = setup("--plain", "--plain-static", "--preload", optional=("--plain-asan",))
 W = args.workdir
 
 
@@ -47,6 +47,33 @@ if rep:
     check(f"(pid {doc['process']['pid']}) died" in r.stderr, "segv: the report is the child's")
     pc0 = crashed_pc0(doc)
     check(pc0 is not None and FAULT[0] <= pc0 < FAULT[1], f"segv: frame 0 in fault() per nm ({pc0})")
+
+# ---- A program built with AddressSanitizer ----
+# ASan stops a program whose first library is not its runtime, and LD_PRELOAD puts ours first:
+# run (for the program) and the library (for what it executes) turn ASan's check off.
+if args.plain_asan:
+    ad = os.path.join(W, "asan")
+    env = {k: v for k, v in os.environ.items() if k != "ASAN_OPTIONS"}
+    r = subprocess.run([args.faultline, "run", "--report-dir", ad, "--", args.plain_asan, "exit",
+                        "3"], capture_output=True, text=True, timeout=120, env=env)
+    check(r.returncode == 3 and "does not come first" not in r.stderr,
+          f"asan: the program runs under faultline run ({r.returncode}, {r.stderr[-300:]!r})")
+    # The library alone (LD_PRELOAD set by hand): a shell it is preloaded into passes the
+    # setting on to the ASan program it executes.
+    r = subprocess.run(["/bin/sh", "-c", f"{args.plain_asan} exit 4"], capture_output=True,
+                       text=True, timeout=120,
+                       env=dict(env, LD_PRELOAD=os.path.abspath(args.preload),
+                                FAULTLINE_REPORT_DIR=ad))
+    check(r.returncode == 4 and "does not come first" not in r.stderr,
+          f"asan: executed by a program the library was preloaded into ({r.returncode}, "
+          f"{r.stderr[-300:]!r})")
+    r = subprocess.run([args.faultline, "run", "--report-dir", ad, "--", args.plain_asan, "segv"],
+                       capture_output=True, text=True, timeout=120, env=env)
+    check(r.returncode == 1 and "AddressSanitizer: SEGV" in r.stderr and len(reports(ad)) == 1,
+          f"asan: a fault is reported, then ASan's own report and exit status "
+          f"({r.returncode}, {len(reports(ad))} reports, {r.stderr[-300:]!r})")
+else:
+    print("note: no AddressSanitizer build of plain (the compiler cannot, or a sanitizer build)")
 
 # ---- Exit statuses, streams ----
 r, d = fl_run("exit", "exit", "7")

@@ -26,11 +26,14 @@ def field(num, wire, payload):
     return key + (varint(len(payload)) + payload if wire == 2 else payload)
 
 
-def setup(*options):
-    """Parses --faultline, the given required options and --workdir; empties the work directory."""
+def setup(*options, optional=()):
+    """Parses --faultline, the given required options, the optional ones (None when absent) and
+    --workdir; empties the work directory."""
     ap = argparse.ArgumentParser()
     for name in ("--faultline", *options, "--workdir"):
         ap.add_argument(name, required=True)
+    for name in optional:
+        ap.add_argument(name)
     args = ap.parse_args()
     shutil.rmtree(args.workdir, ignore_errors=True)
     os.makedirs(args.workdir)
