@@ -587,7 +587,7 @@ def analyse(sc, out):
               f"({[(f['pc'], f['image'], f['method']) for f in fr[:24]]})")
         # Their names from the map V8 wrote for perf (--perf-basic-prof), which show reads.
         jit = [f["symbol"] for f in fr if f["image"] is None]
-        check(jit and all((s or "").startswith("JS:") for s in jit),
+        check(jit and all(jit) and any(s.startswith("JS:") for s in jit),
               f"{name}: every frame in no image named from /tmp/perf-{out['pid']}.map ({jit})")
         perf_map = f"/tmp/perf-{out['pid']}.map"
         if os.path.exists(perf_map):
