@@ -11,6 +11,8 @@
  *  "process": {"pid", "path", "app_name", "app_version", "start_time"}, "time",
  *  "os": {"name", "release", "version", "machine", "hostname"}, "arch", "kind", "reason",
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
+ *  "interrupted_signal": {the same, and "frame": its frame in the crashed thread} (null
+ *                        without one: docs/report-format.md),
  *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
  *  "hang": {"monitored_tid", "started", "duration_ms" (at least; a number with 3 decimals),
  *           "threshold_ms", "check_interval_ms", "recovered", "sequence"} (null without one),
