@@ -38,13 +38,48 @@ typedef struct {
     void *arg;
 } fl_thread_start_t;
 
+/* The threads started here that run: a slot each holding the thread's id, 0 when free. A slot
+ * left by a thread that ended without its cleanup (a raw exit system call) names a thread that
+ * is gone: signalling it fails, or (the id reused) finds no thread of this process. */
+#define STARTED_MAX 4096u
+static int g_started[STARTED_MAX];
+
+/* (not inlined: the trampoline's cleanup handler is a setjmp) */
+__attribute__((noinline)) static int *started_add(int tid) {
+    for (unsigned i = 0; i < STARTED_MAX; i++) {
+        int *slot = &g_started[((unsigned)tid + i) % STARTED_MAX], free_slot = 0;
+        if (__atomic_compare_exchange_n(slot, &free_slot, tid, false, __ATOMIC_SEQ_CST,
+                                        __ATOMIC_SEQ_CST))
+            return slot;
+    }
+    return NULL; /* (more threads than slots: the list says fewer) */
+}
+
+static void started_remove(void *slot) {
+    if (slot) __atomic_store_n((int *)slot, 0, __ATOMIC_SEQ_CST);
+}
+
+unsigned fl_crash_started_threads(int *out, unsigned max) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < STARTED_MAX && n < max; i++) {
+        int tid = __atomic_load_n(&g_started[i], __ATOMIC_SEQ_CST);
+        if (tid > 0) out[n++] = tid;
+    }
+    return n;
+}
+
 static void *fl_thread_trampoline(void *p) {
     fl_thread_start_t s = *(fl_thread_start_t *)p;
     free(p);
     /* A new thread has no alternate stack (clone clears it); failing to give one only means a
      * stack overflow there goes unreported, so the thread runs regardless. */
     if (__atomic_load_n(&g_auto, __ATOMIC_SEQ_CST)) fl_crash_altstack_give(true);
-    return s.start(s.arg);
+    void *r;
+    /* (a cleanup handler: pthread_exit and cancellation end the thread too) */
+    pthread_cleanup_push(started_remove, started_add((int)fl_sys_gettid()));
+    r = s.start(s.arg);
+    pthread_cleanup_pop(1);
+    return r;
 }
 
 /* Interposes libc's pthread_create (exported from libfaultline.so; see docs/async-safety.md,

@@ -67,6 +67,10 @@ void fl_crash_os_notes(fl_report_writer_t *w, const fl_thread_list_t *l,
     (void)req;
     if (!fl_threads_signal()) fl_report_write_note(w, "no free real-time signal: other threads were not captured");
     if (l->signal_taken) fl_report_write_note(w, "the application replaced faultline's thread-capture signal handler: other threads were not captured");
+    if (l->from_record)
+        fl_report_write_note(w, "/proc/self/task could not be read: the threads listed are the "
+                                "main thread and those faultline saw start (threads started "
+                                "before fl_install, or not by pthread_create, are missing)");
 }
 
 long fl_crash_os_thread_self(void) { return fl_sys_gettid(); }

@@ -86,6 +86,10 @@ bool fl_crash_altstack_keyed(void);
 /* Whether threads created from now on get an alternate stack (set by fl_install, cleared by
  * fl_uninstall). Linux only. NOT AS-SAFE. */
 void fl_crash_altstacks_auto(bool on);
+/* The threads faultline's pthread_create started while installed that have not ended (their
+ * ids into out[0..max), the count returned): a thread list where /proc/self/task cannot be
+ * read (a chroot or container without /proc). Linux only. AS-SAFE. */
+unsigned fl_crash_started_threads(int *out, unsigned max);
 /* FL_ALTSTACK_SIZE bytes with a guard page below them, for a thread that is not the caller
  * (NULL if out of memory), and their release. NOT AS-SAFE. */
 void *fl_crash_altstack_map(void);
@@ -166,6 +170,8 @@ typedef struct fl_thread_list {
     /* The threads could not be listed (only t[0] is): a negative FL_* error (Linux: reading
      * /proc/self/task) or a positive kern_return_t (Darwin: task_threads). */
     int enum_error;
+    bool from_record;  /* Linux: /proc/self/task unreadable, the list is the main thread and
+                        * fl_crash_started_threads' (enum_error 0) */
     bool signal_taken; /* Linux: the application replaced the capture signal's action */
     int generation;
     uint64_t ports;    /* Darwin: task_threads' array (vm_deallocate'd by the release) */

@@ -255,9 +255,29 @@ static int enumerate_one(void *ctx, const char *name) {
     return 0;
 }
 
-static int enumerate(fl_thread_t *t, unsigned *count, unsigned *total, int self, unsigned max) {
+/* The threads from /proc/self/task; where it cannot be read (no /proc in a chroot or
+ * container, or no descriptor left), the main thread and those faultline's pthread_create
+ * started (*from_record set): 0 then. */
+static int enumerate(fl_thread_t *t, unsigned *count, unsigned *total, int self, unsigned max,
+                     bool *from_record) {
     enum_ctx_t c = {t, count, total, max, self};
-    return fl_dir_names(AT_FDCWD, "/proc/self/task", enumerate_one, &c);
+    unsigned before = *count;
+    int e = fl_dir_names(AT_FDCWD, "/proc/self/task", enumerate_one, &c);
+    if (e >= 0 || *count != before) return e;
+    static int tids[FL_MAX_THREADS_LIMIT];
+    unsigned n = fl_crash_started_threads(tids, FL_ARRAY_LEN(tids));
+    char name[12];
+    fl_strbuf_t sb;
+    fl_strbuf_init(&sb, name, sizeof name);
+    fl_strbuf_putu(&sb, (uint64_t)fl_sys_getpid());
+    enumerate_one(&c, name);
+    for (unsigned i = 0; i < n; i++) {
+        fl_strbuf_init(&sb, name, sizeof name);
+        fl_strbuf_putu(&sb, (uint64_t)tids[i]);
+        enumerate_one(&c, name);
+    }
+    *from_record = true;
+    return 0;
 }
 
 /* A request from this process (SI_QUEUE): the responder checks the sender before anything else. */
@@ -379,6 +399,7 @@ static void list_begin(fl_thread_list_t *l, int self) {
     l->t[0].state = FL_THREAD_CAPTURED;
     l->t[0].walked = false;
     l->signal_taken = false;
+    l->from_record = false;
     l->enum_error = 0;
 }
 
@@ -389,7 +410,7 @@ int fl_threads_suspend(fl_thread_list_t *l, unsigned max, uint64_t timeout_ns,
                        const fl_selfwalk_t *selfwalk) {
     int self = (int)fl_sys_gettid();
     list_begin(l, self);
-    l->enum_error = enumerate(l->t, &l->count, &l->total, self, max ? max : 1);
+    l->enum_error = enumerate(l->t, &l->count, &l->total, self, max ? max : 1, &l->from_record);
     return request(l, max ? max : 1, timeout_ns, selfwalk, 0);
 }
 
@@ -509,7 +530,9 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
     /* The running threads, read as a capture reads them (into a small list of our own). */
     static fl_thread_t threads[FL_OFFERS_MAX];
     unsigned count = 0, total = 0;
-    if (enumerate(threads, &count, &total, self, FL_OFFERS_MAX) != 0 && count == 0) return 0;
+    bool from_record = false;
+    if (enumerate(threads, &count, &total, self, FL_OFFERS_MAX, &from_record) != 0 && count == 0)
+        return 0;
     siginfo_t si;
     request_init(&si, pid);
     __atomic_store_n(&g_offer_answers, 0, __ATOMIC_SEQ_CST);

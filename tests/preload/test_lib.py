@@ -134,7 +134,7 @@ if not runner:
               f"({probe.stderr.strip() if probe else 'no unshare'})")
     else:
         r = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                            'umount -l /proc && exec "$0" segv', "./" + os.path.basename(args.plain)],
+                            'umount -l /proc && exec "$0" threads', "./" + os.path.basename(args.plain)],
                            cwd=os.path.dirname(os.path.abspath(args.plain)), capture_output=True,
                            text=True, timeout=120,
                            env=dict(os.environ, LD_PRELOAD=os.path.abspath(args.preload),
@@ -146,10 +146,14 @@ if not runner:
             doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
             name = "./" + os.path.basename(args.plain)
             main = [i for i in doc["images"] if i.get("is_main")]
+            framed = [t for t in doc["threads"] if t["frames"] and t["state"] == "captured"]
             check(doc["process"]["path"] == name and len(main) == 1 and main[0]["path"] == name and
-                  any("could not be listed" in n for n in doc.get("notes", [])),
+                  len(framed) >= 4 and
+                  any("threads listed are the main thread and those faultline saw start" in n
+                      for n in doc.get("notes", [])),
                   f"no-proc: the executable named {name!r} ({doc['process']['path']!r}, "
-                  f"{[i['path'] for i in main]}), the thread list's absence noted "
+                  f"{[i['path'] for i in main]}), the threads faultline started captured "
+                  f"({len(framed)} of {len(doc['threads'])}), where the list came from noted "
                   f"({doc.get('notes')})")
 
 # A capture that blocks (as on a report directory whose file system stopped answering; here the
