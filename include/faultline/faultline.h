@@ -93,6 +93,11 @@ typedef struct fl_options {
  * ones of opts->signals), gives
  * the calling thread an alternate signal stack and prepares everything the crash path needs.
  * Returns 0 or a negative FL_E* code; FL_EBUSY if already installed.
+ * Call it before starting a runtime that takes faults as part of its work (a JVM, V8, Mono, a
+ * WebAssembly runtime's bounds checks): installed after them, faultline's handler runs first and
+ * takes their first such fault for the process's crash (a report, and none for a later real
+ * crash). Installed before, the runtime's handler runs first and passes on what it does not
+ * handle (docs/preload.md says how such runtimes end a crash).
  * NOT AS-SAFE. Not thread-safe against concurrent fl_install/fl_uninstall. */
 FL_API int fl_install(const fl_options *opts);
 
