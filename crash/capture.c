@@ -117,24 +117,31 @@ void fl_crash_abandon(void) {
         fl_report_writer_abandon(&g_writer);
 }
 
-/* The signal a handler of the program's was handling when the crash came (it aborted, or raised
- * a signal again): the crashed thread's innermost signal frame, whose siginfo is read through
- * the safe reader (it lies in a stack the crash may have damaged). Linux's siginfo: signo,
- * errno, code, then at 16 the fault's address or the sender's pid. */
+/* The fault a handler of the program's was handling when the crash came (it aborted, or raised
+ * the signal again): from the crashed thread's innermost signal frame, read through the safe
+ * reader (it lies in a stack the crash may have damaged). Linux's siginfo: signo, errno, code,
+ * then at 16 the fault's address. The kernel writes it only for a handler with SA_SIGINFO
+ * (Python's faulthandler, zstd and vim have none), so a stale one may lie there: it is taken
+ * only for a fault the kernel raised whose address is the one the frame's saved context holds
+ * (a memory fault's, or for SIGILL, SIGFPE and SIGTRAP the pc). */
 static void write_interrupted(fl_report_writer_t *w, const fl_report_thread_t *t) {
     for (unsigned i = 0; i + 1 < t->frame_count; i++) {
         if (!(t->frames[i].flags & FL_FRAME_TRAMPOLINE)) continue;
         struct {
             int32_t signo, err, code, pad;
-            uint64_t word;
+            uint64_t addr;
         } si;
-        uint64_t at;
-        fl_report_signal_t s;
-        if (fl_frames_sigframe_siginfo(t->frames[i].sp, &at) ||
-            fl_read(fl_memory_reader(), at, &si, sizeof si) || si.signo <= 0 || si.signo > 64)
+        fl_sigframe_t f;
+        uint64_t fault, pc;
+        const fl_reader_t *mem = fl_memory_reader();
+        if (fl_frames_sigframe(t->frames[i].sp, &f) || fl_read(mem, f.info, &si, sizeof si) ||
+            fl_read_u64(mem, f.fault_addr, &fault) || fl_read_u64(mem, f.pc, &pc) || si.code <= 0)
             return;
-        fl_crash_signal_from_siginfo(&s, si.signo, si.code, (int)(uint32_t)si.word, si.word, 0,
-                                     FL_SIGINFO_TELLS_ORIGIN);
+        bool memory = si.signo == SIGSEGV || si.signo == SIGBUS;
+        bool at_pc = si.signo == SIGILL || si.signo == SIGFPE || si.signo == SIGTRAP;
+        if (!(memory && si.addr == fault) && !(at_pc && si.addr == pc)) return;
+        fl_report_signal_t s;
+        fl_crash_signal_from_siginfo(&s, si.signo, si.code, 0, si.addr, 0, FL_SIGINFO_TELLS_ORIGIN);
         s.frame = i + 1;
         fl_report_write_interrupted_signal(w, &s);
         return;

@@ -16,8 +16,8 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
     return false;
 }
 
-int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
-    (void)trampoline_sp, (void)addr;
+int fl_frames_sigframe(uint64_t trampoline_sp, fl_sigframe_t *out) {
+    (void)trampoline_sp, (void)out;
     return FL_ENOSYS;
 }
 

@@ -213,11 +213,16 @@ enum { /* values equal faultline.Frame.Method in proto/faultline.proto */
 enum { FL_FRAME_TRAMPOLINE = 1 }; /* fl_frame_t.flags: the frame's code is a signal return
                                    * trampoline; the next frame is the context it interrupted */
 
-/* Where the kernel put the siginfo of a signal frame, from the sp of its return trampoline's
- * frame (one a walk marked FL_FRAME_TRAMPOLINE): the layout of Linux's rt_sigframe for the
- * architecture. FL_ENOSYS on Darwin (its _sigtramp gets the siginfo in a register). The memory
- * there is the stack's: read it through the safe reader. AS-SAFE. */
-int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr);
+/* Where the kernel put the parts of a signal frame, from the sp of its return trampoline's frame
+ * (one a walk marked FL_FRAME_TRAMPOLINE), by the layout of Linux's rt_sigframe for the
+ * architecture: the siginfo (written only for a handler with SA_SIGINFO: anything may lie there
+ * otherwise), and in the saved context the fault address (x86_64 cr2, arm64 fault_address) and
+ * the pc. FL_ENOSYS on Darwin (its _sigtramp gets the siginfo in a register). The memory there
+ * is the stack's: read it through the safe reader. AS-SAFE. */
+typedef struct fl_sigframe {
+    uint64_t info, fault_addr, pc;
+} fl_sigframe_t;
+int fl_frames_sigframe(uint64_t trampoline_sp, fl_sigframe_t *out);
 
 typedef struct fl_frame {
     uint64_t pc; /* exact for frame 0 and after a trampoline, a return address for the others */

@@ -69,9 +69,12 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
            code[1] == 0xd4000001u;
 }
 
-/* rt_sigframe begins with the siginfo, at the trampoline's sp. */
-int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
-    *addr = trampoline_sp;
+/* rt_sigframe begins with the siginfo, at the trampoline's sp; the sigcontext (fault_address,
+ * regs[31], sp, pc) follows 128 + 176 bytes in (see above). */
+int fl_frames_sigframe(uint64_t trampoline_sp, fl_sigframe_t *out) {
+    if (trampoline_sp > UINT64_MAX - 4096) return FL_ERANGE;
+    uint64_t sc = trampoline_sp + 128 + 176;
+    *out = (fl_sigframe_t){.info = trampoline_sp, .fault_addr = sc, .pc = sc + 8 + 31 * 8 + 8};
     return 0;
 }
 

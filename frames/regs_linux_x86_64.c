@@ -80,9 +80,13 @@ bool fl_unwind_os_is_sigreturn(const fl_reader_t *mem, uint64_t pc) {
 }
 
 /* rt_sigframe: the restorer's address (popped by now), the kernel's ucontext (uc_flags, uc_link,
- * uc_stack: 40 bytes; the 256-byte sigcontext; the 8-byte sigset), then the siginfo. */
-int fl_frames_sigframe_siginfo(uint64_t trampoline_sp, uint64_t *addr) {
-    return fl_add_u64(trampoline_sp, 40 + 256 + 8, addr) ? 0 : FL_ERANGE;
+ * uc_stack: 40 bytes; the 256-byte sigcontext, rip 128 and cr2 176 bytes in; the 8-byte
+ * sigset), then the siginfo. */
+int fl_frames_sigframe(uint64_t trampoline_sp, fl_sigframe_t *out) {
+    if (trampoline_sp > UINT64_MAX - 4096) return FL_ERANGE;
+    *out = (fl_sigframe_t){.info = trampoline_sp + 40 + 256 + 8,
+                           .fault_addr = trampoline_sp + 40 + 176, .pc = trampoline_sp + 40 + 128};
+    return 0;
 }
 
 int fl_unwind_os_sigreturn(const fl_reader_t *mem, fl_dwarf_regs_t *regs) {

@@ -137,6 +137,34 @@ __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *
     return e ? -1 : 0;
 }
 
+/* System V's sigset (vim's way to set its handlers: its fatal-signal handler puts SIG_DFL back
+ * with it and sends itself the signal, which got no report while sigset went to glibc, whose
+ * sigset calls its own sigaction, not this library's). glibc's semantics, through this
+ * library's sigaction and mask: disp SIG_HOLD blocks sig (not a fault's: mask above) and
+ * returns the action; any other sets it with an empty mask and no flags and unblocks sig; the
+ * result is SIG_HOLD if sig was blocked, else the previous action. NOT AS-SAFE (as glibc's). */
+__attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t disp) {
+    struct sigaction act, old;
+    sigset_t set, was;
+    if (disp == SIG_ERR || sig < 1 || sig >= _NSIG) {
+        errno = EINVAL;
+        return SIG_ERR;
+    }
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    if (disp == SIG_HOLD) {
+        if (sigprocmask(SIG_BLOCK, &set, &was) != 0) return SIG_ERR;
+        if (sigismember(&was, sig)) return SIG_HOLD;
+        return sigaction(sig, NULL, &old) != 0 ? SIG_ERR : old.sa_handler;
+    }
+    memset(&act, 0, sizeof act);
+    act.sa_handler = disp;
+    sigemptyset(&act.sa_mask);
+    if (sigaction(sig, &act, &old) != 0 || sigprocmask(SIG_UNBLOCK, &set, &was) != 0)
+        return SIG_ERR;
+    return sigismember(&was, sig) ? SIG_HOLD : old.sa_handler;
+}
+
 /* rt_sigtimedwait without faultline's signals in the set; restarted after EINTR only by
  * sigwait, as glibc does. */
 static int wait_for(const sigset_t *set, siginfo_t *info, const struct timespec *timeout) {

@@ -9,6 +9,8 @@
  *   plain own-runtime   (a SIGSEGV handler of its own, as a language runtime's (the JVM's): a
  *     fault it does not handle goes to the action it found before its own if that is a handler,
  *     which then counts as handled, else it writes its own crash log and aborts)
+ *   plain own-sigset   (a SIGSEGV handler set with System V's sigset, as vim does, which puts
+ *     SIG_DFL back with sigset and sends the signal to the process with kill)
  *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
  *     sigaction and signal read SIG_DFL back, then faults)
  *   plain fds-closed | fds-reused DIR FILE   (closes every descriptor above 2, as a daemon does,
@@ -46,6 +48,8 @@
 #include <unistd.h>
 
 extern __sighandler_t __sysv_signal(int, __sighandler_t); /* ISO C's signal in glibc */
+/* (glibc marks System V's sigset deprecated; vim uses it, so this program does too) */
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
 static struct sigaction g_prev;
 static sigjmp_buf g_jmp;
@@ -88,6 +92,13 @@ static void leave(int sig) {
 static void dfl(int sig) {
     signal(sig, SIG_DFL);
     raise(sig);
+}
+
+/* As vim's fatal-signal handler (installed with sigset): SIG_DFL back with sigset, then the
+ * signal sent to the process with kill. */
+static void dfl_sigset(int sig) {
+    sigset(sig, SIG_DFL);
+    kill(getpid(), sig);
 }
 
 static void dfl_iso(int sig) {
@@ -268,6 +279,10 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
+    if (!strcmp(m, "own-sigset")) {
+        sigset(SIGSEGV, dfl_sigset);
+        fault();
+    }
     if (!strcmp(m, "own-dfl") || !strcmp(m, "own-dfl-iso") || !strcmp(m, "own-dfl-raw")) {
         sa.sa_handler = !strcmp(m, "own-dfl") ? dfl : !strcmp(m, "own-dfl-iso") ? dfl_iso : dfl_raw;
         sigaction(SIGSEGV, &sa, NULL);
@@ -284,7 +299,7 @@ int main(int argc, char **argv) {
         fault();
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|reset-dfl|fds-closed|"
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|own-sigset|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
                     "seccomp-errno|seccomp-exec|lowest-fd\n");
     return 2;

@@ -68,6 +68,25 @@ for mode, how in (("segv", "a fault"),
         pc0 = crashed_pc0(doc)
         check(pc0 is not None and lo <= pc0 < hi and doc["signal"]["number"] == signal.SIGSEGV,
               f"{mode}: SIGSEGV, frame 0 in fault() per nm ({pc0})")
+        # A handler without SA_SIGINFO gets no siginfo in its frame: whatever lies there must not
+        # become the fault it was handling (only the true one, checked against the context).
+        isig = doc.get("interrupted_signal")
+        check(isig is None or (isig["name"] == "SIGSEGV" and isig["address"] == "0x10"),
+              f"{mode}: no wrong interrupted signal ({isig})")
+# vim's way: its handler, set with System V's sigset, puts SIG_DFL back with sigset (which also
+# unblocks the signal) and sends the signal to the process with kill: the report is of that
+# signal, taken in the handler, whose stack crosses the signal frame into the fault.
+r2, rep2 = preloaded("own-sigset", "own-sigset")
+if check(r2.returncode == -signal.SIGSEGV and len(rep2) == 1,
+         f"own-sigset (sigset(SIG_DFL) and kill in a handler set with sigset, as vim): died of "
+         f"SIGSEGV ({r2.returncode}) with one report ({len(rep2)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep2[0]]).stdout)
+    fr = doc["threads"][0]["frames"]
+    syms = [f["symbol"] for f in fr]
+    check("dfl_sigset" in syms and "fault" in syms and
+          syms.index("dfl_sigset") < syms.index("fault") and
+          any(f.get("signal_trampoline") for f in fr),
+          f"own-sigset: the handler, the signal frame, then fault() ({syms[:8]})")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
 
