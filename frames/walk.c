@@ -503,7 +503,7 @@ int fl_frames_walk_fp(const fl_walk_env_t *env, const fl_regs_t *regs, fl_frame_
             cpc = fl_unwind_strip_pac(cpc);
             const fl_image_t *img = images ? fl_images_find(images, cpc) : NULL;
             if (!img || cpc < img->text_start || cpc >= img->text_end) {
-                if (!cpc || (images && (img || !jit_code(env, cpc)))) break;
+                if (images || !cpc) break; /* (code in no image: fl_frames_walk's only) */
             } else {
                 text_lo = img->text_start;
                 text_hi = img->text_end;
