@@ -63,17 +63,6 @@ static void drop_from_ld_preload(void) {
     free(out);
 }
 
-/* The programs this one executes keep this library in LD_PRELOAD, ahead of AddressSanitizer's
- * runtime, whose link-order check would stop them at start (a test suite built with
- * -fsanitize=address, run by make): ASAN_OPTIONS turns it off for them (base.h). */
-static void inherit_asan(void) {
-    const char *old = fl_env_get("ASAN_OPTIONS");
-    size_t len = (old ? strlen(old) : 0) + 64;
-    char *buf = malloc(len);
-    if (buf && fl_env_asan_options(old, buf, len)) setenv("ASAN_OPTIONS", buf, 1);
-    free(buf);
-}
-
 /* glibc's own sigaction, signal and ISO C signal, under names that interposing them here does not
  * take (exported from glibc for compatibility on every architecture it supports). */
 extern int libc_sigaction(int, const struct sigaction *, struct sigaction *) __asm__("__sigaction");
@@ -226,7 +215,7 @@ __attribute__((constructor)) static void preload_init(void) {
     const char *v = fl_env_get("FAULTLINE_INHERIT");
     if (v && strcmp(v, "0") == 0) drop_from_ld_preload();
     else if (v && strcmp(v, "1") != 0) say("FAULTLINE_INHERIT is 0 or 1, not ", v);
-    else inherit_asan();
+    else fl_env_asan_relax(); /* (for the ASan programs this one executes: base.h) */
 
     char dir[1024];
     fl_options o = {0};

@@ -221,12 +221,7 @@ int fl_tool_cmd_run(int argc, char **argv) {
     if (pid == 0) {
         sigprocmask(SIG_SETMASK, &mask, NULL);
         setenv("LD_PRELOAD", pre, 1);
-        /* (a program built with AddressSanitizer would not start: base.h) */
-        const char *asan = getenv("ASAN_OPTIONS");
-        size_t alen = (asan ? strlen(asan) : 0) + 64;
-        char *abuf = malloc(alen);
-        if (abuf && fl_env_asan_options(asan, abuf, alen)) setenv("ASAN_OPTIONS", abuf, 1);
-        free(abuf);
+        fl_env_asan_relax(); /* (a program built with AddressSanitizer would not start) */
         setenv("FAULTLINE_REPORT_DIR", dir, 1);
         if (signals) setenv("FAULTLINE_SIGNALS", signals, 1);
         if (!inherit) setenv("FAULTLINE_INHERIT", "0", 1);
