@@ -204,16 +204,29 @@ static bool frame_key(const Faultline__Report *r, fl_tool_symbolizer_t *s,
     return false;
 }
 
-/* The frame the crash began at: where a fault (a signal the kernel raised for an instruction)
- * interrupted the crashed thread when a handler of the program's that was handling it ended
- * the process (the JVM's handler aborts, Python's faulthandler raises the signal again): that
- * fault is the crash, wherever the handler was when it gave up. Else 0. */
-static size_t crash_top(const Faultline__Report *r, int t, size_t n) {
+static bool is_fault(const char *name) {
     static const char *const faults[] = {"SIGSEGV", "SIGBUS", "SIGILL", "SIGFPE", "SIGTRAP", "SIGSYS"};
-    const Faultline__Signal *in = r->interrupted_signal;
-    if (!in || in->code <= 0 || in->frame >= n || t != fl_tool_crashed_thread(r)) return 0;
     for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
-        if (strcmp(in->name, faults[i]) == 0) return in->frame;
+        if (strcmp(name, faults[i]) == 0) return true;
+    return false;
+}
+
+/* The frame the crash began at, when a handler of the program's that was handling a fault
+ * ended the process: that fault is the crash, wherever the handler was when it gave up. Known
+ * from the report's interrupted_signal (a fault the kernel raised: the JVM's and Rust's
+ * handlers abort); or, for a handler without SA_SIGINFO, whose frame says nothing, when the
+ * crash is a fault's signal the process sent itself from inside a handler (Python's
+ * faulthandler, zstd and vim raise the signal they caught again): the frame the innermost
+ * signal frame interrupted. Else 0. */
+static size_t crash_top(const Faultline__Report *r, int t, size_t n) {
+    const Faultline__Signal *in = r->interrupted_signal, *s = r->signal;
+    if (t != fl_tool_crashed_thread(r)) return 0;
+    if (in) return in->code > 0 && in->frame < n && is_fault(in->name) ? in->frame : 0;
+    if (!s || s->code > 0 || !is_fault(s->name) || !r->header || s->sender_pid != r->header->pid)
+        return 0;
+    const Faultline__Thread *th = r->threads[t];
+    for (size_t k = 0; k + 1 < n; k++)
+        if (th->frames[k]->signal_trampoline) return k + 1;
     return 0;
 }
 

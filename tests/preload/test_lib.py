@@ -87,6 +87,10 @@ if check(r2.returncode == -signal.SIGSEGV and len(rep2) == 1,
           syms.index("dfl_sigset") < syms.index("fault") and
           any(f.get("signal_trampoline") for f in fr),
           f"own-sigset: the handler, the signal frame, then fault() ({syms[:8]})")
+    tri = run([args.faultline, "triage", "--json", os.path.dirname(rep2[0])]).stdout
+    sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
+    check(sig.startswith("fault | main"), f"own-sigset: the signature starts at the fault the "
+          f"handler raised again ({sig!r})")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
 
