@@ -362,8 +362,44 @@ bool fl_crash_stands_in(int sig) {
            !__atomic_load_n(&g_actions_restored, __ATOMIC_SEQ_CST);
 }
 
+/* SA_RESETHAND (System V's one-shot handlers; ISO C's signal in glibc): the kernel puts the
+ * real SIG_DFL back when it delivers the signal, past this library, so a handler that then
+ * raises the signal again ended the process with no report. Such an action of the program's is
+ * installed as reset_trampoline (the program's flags but SA_RESETHAND), which does what the
+ * reset does, with SIG_DFL read as "report, then the default", and calls the program's
+ * handler. Asked, the action reads as the program set it. */
+static struct sigaction g_oneshot[FL_CRASH_SIGNAL_COUNT];
+
+static int signal_index(int sig) {
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] == sig) return i;
+    return -1;
+}
+
+static void reset_trampoline(int sig, siginfo_t *info, void *uc) {
+    int i = signal_index(sig);
+    if (i < 0) return;
+    struct sigaction a = g_oneshot[i], dfl;
+    fl_memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (fl_crash_app_sigaction(sig, &dfl, NULL) != 0) fl_crash_set_action(sig, &dfl, NULL);
+    if (a.sa_flags & SA_SIGINFO) a.sa_sigaction(sig, info, uc);
+    else if (a.sa_handler != SIG_DFL && a.sa_handler != SIG_IGN) a.sa_handler(sig);
+}
+
 int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigaction *old) {
     if (!fl_crash_stands_in(sig)) return fl_crash_set_action(sig, act, old);
+    int i = signal_index(sig);
+    struct sigaction oneshot = i >= 0 ? g_oneshot[i] : (struct sigaction){0}, t;
+    if (act && (act->sa_flags & SA_RESETHAND) && act->sa_handler != SIG_DFL &&
+        act->sa_handler != SIG_IGN && i >= 0) {
+        t = *act;
+        t.sa_flags = (act->sa_flags & ~SA_RESETHAND) | SA_SIGINFO;
+        t.sa_sigaction = reset_trampoline;
+        g_oneshot[i] = *act; /* (before the action: the trampoline may run at once) */
+        act = &t;
+    }
     uint64_t bit = 1ull << sig;
     bool was = standin(sig);
     int r;
@@ -378,6 +414,7 @@ int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigactio
         /* The bit after: until their action is in, ours is, and the default still follows. */
         r = fl_crash_set_action(sig, act, old);
         if (r == 0 && act) __atomic_and_fetch(&g_standin, ~bit, __ATOMIC_SEQ_CST);
+        if (r != 0 && act == &t) g_oneshot[i] = oneshot;
     }
     /* Asked while our action is in place, the program sees the default when that is what we
      * replaced: what it would see without faultline. A runtime that chains to the action it
@@ -386,14 +423,14 @@ int fl_crash_app_sigaction(int sig, const struct sigaction *act, struct sigactio
      * crash itself and ends it with abort() or SIG_DFL, which still reach us. An action of the
      * program's from before faultline is not hidden: through ours, the program reaches both. */
     bool ours = r == 0 && old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction == handler;
-    if (ours) {
-        for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
-            if (fl_crash_signals[i] == sig && g_previous[i].sa_handler != SIG_DFL) ours = false;
-    }
+    if (ours && i >= 0 && g_previous[i].sa_handler != SIG_DFL) ours = false;
     if (r == 0 && old && (was || ours)) {
         memset(old, 0, sizeof *old);
         old->sa_handler = SIG_DFL;
         sigemptyset(&old->sa_mask);
+    } else if (r == 0 && old && i >= 0 && (old->sa_flags & SA_SIGINFO) &&
+               old->sa_sigaction == reset_trampoline) {
+        *old = oneshot; /* (a one-shot action reads as the program set it) */
     }
     return r;
 }

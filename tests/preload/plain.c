@@ -9,6 +9,9 @@
  *   plain own-runtime   (a SIGSEGV handler of its own, as a language runtime's (the JVM's): a
  *     fault it does not handle goes to the action it found before its own if that is a handler,
  *     which then counts as handled, else it writes its own crash log and aborts)
+ *   plain own-resethand | own-iso-raise   (a one-shot SIGSEGV handler, SA_RESETHAND | set with
+ *     ISO C's signal, glibc's __sysv_signal, that raises the signal again: the kernel put
+ *     SIG_DFL back before it ran; own-resethand first prints whether sigaction reads it back)
  *   plain own-sigset   (a SIGSEGV handler set with System V's sigset, as vim does, which puts
  *     SIG_DFL back with sigset and sends the signal to the process with kill)
  *   plain reset-dfl   (sets SIGSEGV's action to SIG_DFL, as node does at start, says whether
@@ -99,6 +102,12 @@ static void dfl(int sig) {
 static void dfl_sigset(int sig) {
     sigset(sig, SIG_DFL);
     kill(getpid(), sig);
+}
+
+/* A one-shot handler (SA_RESETHAND, or ISO C's signal): the kernel has put SIG_DFL back when
+ * it runs, so it just raises the signal again. */
+static void raise_again(int sig) {
+    raise(sig);
 }
 
 static void dfl_iso(int sig) {
@@ -279,6 +288,21 @@ int main(int argc, char **argv) {
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
+    if (!strcmp(m, "own-resethand")) {
+        sa.sa_handler = raise_again;
+        sa.sa_flags = SA_RESETHAND;
+        sigaction(SIGSEGV, &sa, NULL);
+        struct sigaction q;
+        sigaction(SIGSEGV, NULL, &q);
+        printf("reads back %s\n", q.sa_handler == raise_again && (q.sa_flags & SA_RESETHAND)
+                                      ? "as set" : "otherwise");
+        fflush(stdout);
+        fault();
+    }
+    if (!strcmp(m, "own-iso-raise")) {
+        __sysv_signal(SIGSEGV, raise_again);
+        fault();
+    }
     if (!strcmp(m, "own-sigset")) {
         sigset(SIGSEGV, dfl_sigset);
         fault();
@@ -299,7 +323,8 @@ int main(int argc, char **argv) {
         fault();
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|own-sigset|reset-dfl|fds-closed|"
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|own-sigset|own-resethand|"
+                    "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
                     "seccomp-errno|seccomp-exec|lowest-fd\n");
     return 2;

@@ -60,6 +60,7 @@ for mode, how in (("segv", "a fault"),
                   ("own-chain", "its own handler passes the signal on"),
                   ("own-dfl", "signal(SIG_DFL) and raise in its own handler"),
                   ("own-dfl-iso", "ISO C signal(SIG_DFL) and raise in its own handler"),
+                  ("own-resethand", "a one-shot handler (SA_RESETHAND) that raises again"),
                   ("reset-dfl", "sigaction(SIG_DFL) at start")):
     r, rep = preloaded(mode, mode)
     if check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
@@ -73,6 +74,9 @@ for mode, how in (("segv", "a fault"),
         isig = doc.get("interrupted_signal")
         check(isig is None or (isig["name"] == "SIGSEGV" and isig["address"] == "0x10"),
               f"{mode}: no wrong interrupted signal ({isig})")
+    if mode == "own-resethand":
+        check(r.stdout == "reads back as set\n",
+              f"own-resethand: sigaction reads the one-shot action back as set ({r.stdout!r})")
 # vim's way: its handler, set with System V's sigset, puts SIG_DFL back with sigset (which also
 # unblocks the signal) and sends the signal to the process with kill: the report is of that
 # signal, taken in the handler, whose stack crosses the signal frame into the fault.
@@ -91,6 +95,17 @@ if check(r2.returncode == -signal.SIGSEGV and len(rep2) == 1,
     sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
     check(sig.startswith("fault | main"), f"own-sigset: the signature starts at the fault the "
           f"handler raised again ({sig!r})")
+# ISO C's signal (glibc's __sysv_signal: SA_RESETHAND | SA_NODEFER), whose handler raises
+# again at once: the report is of that signal, in the handler, across the signal frame.
+r3, rep3 = preloaded("own-iso-raise", "own-iso-raise")
+if check(r3.returncode == -signal.SIGSEGV and len(rep3) == 1,
+         f"own-iso-raise (a one-shot ISO C handler that raises again): died of SIGSEGV "
+         f"({r3.returncode}) with one report ({len(rep3)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep3[0]]).stdout)
+    syms = [f["symbol"] for f in doc["threads"][0]["frames"]]
+    check("raise_again" in syms and "fault" in syms and
+          syms.index("raise_again") < syms.index("fault"),
+          f"own-iso-raise: the handler, then fault() ({syms[:8]})")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
 

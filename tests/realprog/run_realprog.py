@@ -447,18 +447,20 @@ def mark_sigtramps(threads, pcs):
 
 
 def strip_handlers(frames, in_faultline):
-    """Drops the frames of faultline's handlers: everything down to and including the signal
-    frame that ends the last run of frames holding faultline code (README.md, rule 3).
+    """Drops the frames of faultline's handler: everything down to and including the signal
+    frame that ends the first run of frames holding faultline code (README.md, rule 3). (Not
+    the last: a one-shot handler of the program's runs under faultline's reset_trampoline,
+    whose frame is the program's own handler's, which the report keeps.)
     Returns (frames, whether anything was dropped)."""
-    cut, seen = None, False
+    seen = False
     for i, f in enumerate(frames):
         if f["type"] == "SIGTRAMP":
             if seen:
-                cut = i
+                return frames[i + 1:], True
             seen = False
         elif in_faultline(f["pc"]):
             seen = True
-    return (frames[cut + 1:], True) if cut is not None else (frames, False)
+    return frames, False
 
 
 def compare(rt, oframes):
