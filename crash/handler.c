@@ -28,6 +28,13 @@ int fl_crash_set_action(int sig, const struct sigaction *act, struct sigaction *
     return g_sigaction ? g_sigaction(sig, act, old) : sigaction(sig, act, old);
 }
 
+/* sig's index in fl_crash_signals (and g_previous), or -1. */
+static int signal_index(int sig) {
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] == sig) return i;
+    return -1;
+}
+
 static bool standin(int sig) { return __atomic_load_n(&g_standin, __ATOMIC_SEQ_CST) >> sig & 1; }
 
 enum { IDLE = 0, CAPTURING = 1, DONE = 2, SNAPSHOT = 3 };
@@ -113,9 +120,8 @@ void fl_crash_pass_on(int sig, siginfo_t *info, void *uc, bool done, bool code_t
         if (!refaults) unblock_and_raise(sig);
         return;
     }
-    const struct sigaction *prev = NULL;
-    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
-        if (fl_crash_signals[i] == sig) prev = &g_previous[i];
+    int i = signal_index(sig);
+    const struct sigaction *prev = i >= 0 ? &g_previous[i] : NULL;
     if (!prev || prev->sa_handler == SIG_DFL || standin(sig))
         die_of(sig);
     else if (prev->sa_handler == SIG_IGN)
@@ -369,12 +375,6 @@ bool fl_crash_stands_in(int sig) {
  * reset does, with SIG_DFL read as "report, then the default", and calls the program's
  * handler. Asked, the action reads as the program set it. */
 static struct sigaction g_oneshot[FL_CRASH_SIGNAL_COUNT];
-
-static int signal_index(int sig) {
-    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
-        if (fl_crash_signals[i] == sig) return i;
-    return -1;
-}
 
 static void reset_trampoline(int sig, siginfo_t *info, void *uc) {
     int i = signal_index(sig);

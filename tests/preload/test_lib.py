@@ -48,6 +48,28 @@ def run_in(d, *prog, env_extra=None):
     return r, sorted(os.path.join(d, f) for f in names if f.endswith(".flr"))
 
 
+def signature(d):
+    """triage's signature for the reports in directory d ("" for none)."""
+    tri = run([args.faultline, "triage", "--json", d]).stdout
+    return json.loads(tri)[0]["signature"] if tri.strip() else ""
+
+
+def raised_in_handler(mode, handler, how):
+    """Runs plain `mode`, whose SIGSEGV handler `handler` raises the signal again at once: it
+    dies of SIGSEGV with one report, of the raised signal, taken in the handler, whose stack
+    crosses the signal frame into fault(). The report's directory, or None."""
+    r, rep = preloaded(mode, mode)
+    if not check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+                 f"{mode} ({how}): died of SIGSEGV ({r.returncode}) with one report ({len(rep)})"):
+        return None
+    fr = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)["threads"][0]["frames"]
+    syms = [f["symbol"] for f in fr]
+    check(handler in syms and "fault" in syms and syms.index(handler) < syms.index("fault") and
+          any(f.get("signal_trampoline") for f in fr),
+          f"{mode}: the handler, the signal frame, then fault() ({syms[:8]})")
+    return os.path.dirname(rep[0])
+
+
 def preloaded(name, *prog, env_extra=None):
     """run_in a report directory of its own, workdir/name."""
     d = os.path.join(args.workdir, name)
@@ -80,32 +102,15 @@ for mode, how in (("segv", "a fault"),
 # vim's way: its handler, set with System V's sigset, puts SIG_DFL back with sigset (which also
 # unblocks the signal) and sends the signal to the process with kill: the report is of that
 # signal, taken in the handler, whose stack crosses the signal frame into the fault.
-r2, rep2 = preloaded("own-sigset", "own-sigset")
-if check(r2.returncode == -signal.SIGSEGV and len(rep2) == 1,
-         f"own-sigset (sigset(SIG_DFL) and kill in a handler set with sigset, as vim): died of "
-         f"SIGSEGV ({r2.returncode}) with one report ({len(rep2)})"):
-    doc = json.loads(run([args.faultline, "show", "--json", rep2[0]]).stdout)
-    fr = doc["threads"][0]["frames"]
-    syms = [f["symbol"] for f in fr]
-    check("dfl_sigset" in syms and "fault" in syms and
-          syms.index("dfl_sigset") < syms.index("fault") and
-          any(f.get("signal_trampoline") for f in fr),
-          f"own-sigset: the handler, the signal frame, then fault() ({syms[:8]})")
-    tri = run([args.faultline, "triage", "--json", os.path.dirname(rep2[0])]).stdout
-    sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
+d2 = raised_in_handler("own-sigset", "dfl_sigset",
+                       "sigset(SIG_DFL) and kill in a handler set with sigset, as vim")
+if d2:
+    sig = signature(d2)
     check(sig.startswith("fault | main"), f"own-sigset: the signature starts at the fault the "
           f"handler raised again ({sig!r})")
 # ISO C's signal (glibc's __sysv_signal: SA_RESETHAND | SA_NODEFER), whose handler raises
 # again at once: the report is of that signal, in the handler, across the signal frame.
-r3, rep3 = preloaded("own-iso-raise", "own-iso-raise")
-if check(r3.returncode == -signal.SIGSEGV and len(rep3) == 1,
-         f"own-iso-raise (a one-shot ISO C handler that raises again): died of SIGSEGV "
-         f"({r3.returncode}) with one report ({len(rep3)})"):
-    doc = json.loads(run([args.faultline, "show", "--json", rep3[0]]).stdout)
-    syms = [f["symbol"] for f in doc["threads"][0]["frames"]]
-    check("raise_again" in syms and "fault" in syms and
-          syms.index("raise_again") < syms.index("fault"),
-          f"own-iso-raise: the handler, then fault() ({syms[:8]})")
+raised_in_handler("own-iso-raise", "raise_again", "a one-shot ISO C handler that raises again")
 check(r.stdout == "SIG_DFL read back\n",
       f"reset-dfl: sigaction and signal read SIG_DFL back ({r.stdout.strip()!r})")
 
@@ -382,8 +387,7 @@ if check(r.returncode == -signal.SIGABRT and "plain: own crash log" in r.stderr 
           pck is not None and lo <= pck < hi and fr[k - 1].get("signal_trampoline"),
           f"own-runtime: SIGABRT while handling SIGSEGV at 0x10 in fault() per nm "
           f"({doc['signal']['name']}, {isig}, frame pc {pck})")
-    tri = run([args.faultline, "triage", "--json", os.path.dirname(rep[0])]).stdout
-    sig = json.loads(tri)[0]["signature"] if tri.strip() else ""
+    sig = signature(os.path.dirname(rep[0]))
     check(sig.startswith("fault | main"), f"own-runtime: the signature starts at the fault ({sig!r})")
     ev = json.loads(run([args.faultline, "show", "--format", "sentry", rep[0]]).stdout)
     val = ev["exception"]["values"][0]["value"]
