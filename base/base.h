@@ -124,12 +124,16 @@ void fl_sys_prefault(void *addr, size_t len);
  * is one more code page to fault in at start); Darwin calls getenv (a library has no environ
  * there). NOT AS-SAFE (setenv may change the environment under it). */
 const char *fl_env_get(const char *name);
-/* For programs started with libfaultline-preload.so in LD_PRELOAD: AddressSanitizer refuses to
+/* The environment of programs started with libfaultline-preload.so in LD_PRELOAD, for the
+ * runtimes that need a word to work with it (docs/preload.md). AddressSanitizer refuses to
  * start unless its runtime comes first among the libraries, which LD_PRELOAD puts the preload
  * library ahead of, so its check goes: ASAN_OPTIONS becomes "verify_asan_link_order=0" then
  * what it held (a setting of the user's, later, wins), unless it says so already (or is longer
- * than 4 KiB). NOT AS-SAFE (setenv). */
-void fl_env_asan_relax(void);
+ * than 4 KiB). Go's runtime ends a crash it handles itself (a fault in C code called through
+ * cgo, an unrecovered panic) with exit(2), where no signal handler can see it: GOTRACEBACK=crash,
+ * unless the user set GOTRACEBACK, makes it end the process with SIGABRT instead, after its
+ * own traceback. NOT AS-SAFE (setenv). */
+void fl_env_runtimes_prepare(void);
 /* Random bytes: Linux getrandom(2) (flags as there); Darwin getentropy (flags ignored, at most
  * 256 bytes). Returns the count written or -errno. AS-SAFE. */
 long fl_sys_getrandom(void *buf, size_t len, unsigned flags);

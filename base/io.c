@@ -49,9 +49,10 @@ long fl_sys_write_all(int fd, const void *buf, size_t len) {
     return 0;
 }
 
-void fl_env_asan_relax(void) {
+void fl_env_runtimes_prepare(void) {
     static const char off[] = "verify_asan_link_order=0";
     const char *old = fl_env_get("ASAN_OPTIONS");
+    if (!fl_env_get("GOTRACEBACK")) setenv("GOTRACEBACK", "crash", 1);
     size_t n = old && *old ? fl_strlen(old) + 1 : 0;
     char buf[4096];
     for (size_t i = 0; n && i + sizeof off - 1 < n; i++) /* (there already: a parent's) */

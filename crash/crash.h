@@ -184,6 +184,16 @@ typedef struct fl_thread_list {
 int fl_threads_install(void);
 void fl_threads_uninstall(void); /* NOT AS-SAFE */
 int fl_threads_signal(void);     /* AS-SAFE; 0 if none was free */
+/* Whether faultline's responder holds `sig` (the capture signal) for the program: a library
+ * that interposes sigaction (the preload) then gives the program's calls for it to
+ * fl_threads_app_sigaction. AS-SAFE. */
+bool fl_threads_stands_in(int sig);
+/* The program's sigaction for the capture signal: its action is recorded and read back (at
+ * first what faultline replaced), while the responder stays installed and passes every
+ * capture signal that is not faultline's own request to that action, as the kernel would
+ * (runtimes that take every signal, Go's, left the other threads of a crash uncaptured).
+ * Returns 0. AS-SAFE. */
+int fl_threads_app_sigaction(const struct sigaction *act, struct sigaction *old);
 /* Offers an alternate signal stack to every other thread that already runs (at install: threads
  * created later get theirs from pthread_create). A thread without one of at least
  * FL_ALTSTACK_SIZE installs it in the capture signal's handler; offers not taken within

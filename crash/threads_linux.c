@@ -48,6 +48,15 @@ static volatile int g_answers_want;  /* the count the capture waits for (0: not 
 static volatile int g_request_pid;   /* the process the requests come from (this one, since a fork) */
 static volatile int g_unanswered;    /* a request went unanswered: its signal may still arrive */
 static fl_thread_list_t *volatile g_list;
+/* Marks the value of every request (with a generation and an index below it): a program's own
+ * sigqueue of the same signal to itself, whose value is an int or a user-space pointer, never
+ * has it. */
+#define REQUEST_TAG (1ull << 63)
+/* The program's own action for the capture signal, set through the preload library's sigaction
+ * (fl_threads_app_sigaction) while the responder stays in place; a seqlock (g_app_seq odd while
+ * it changes), read in the responder. */
+static struct sigaction g_app;
+static volatile unsigned g_app_seq;
 
 /* Threads walking their own stacks (fl_selfwalk_t): the request's images and maps, and the frames
  * pool, max_frames per entry, mapped at the first snapshot that needs it and kept. */
@@ -124,15 +133,78 @@ static bool walk_self(const fl_selfwalk_t *sw, fl_thread_t *t, unsigned idx) {
     return true;
 }
 
+/* A capture signal that is not our request, to the program's own action (fl_threads_app_sigaction),
+ * as the kernel would have applied it: its mask (less the fault signals, which must still reach
+ * the crash handler) around its handler, SA_RESETHAND, SIG_IGN, and the default (termination),
+ * which the signal sent again does once this handler returns. */
+static void forward(int sig, siginfo_t *info, void *uc) {
+    struct sigaction a;
+    unsigned seq;
+    for (int i = 0;; i++) {
+        seq = __atomic_load_n(&g_app_seq, __ATOMIC_ACQUIRE);
+        fl_memcpy(&a, &g_app, sizeof a);
+        __atomic_thread_fence(__ATOMIC_ACQUIRE);
+        if (!(seq & 1) && __atomic_load_n(&g_app_seq, __ATOMIC_RELAXED) == seq) break;
+        if (i == 1000) return; /* (a writer stopped mid-change by this very signal) */
+    }
+    bool info_fn = a.sa_flags & SA_SIGINFO;
+    if (!info_fn && a.sa_handler == SIG_IGN) return;
+    if (!info_fn && a.sa_handler == SIG_DFL) {
+        struct sigaction dfl;
+        fl_memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        if (fl_crash_set_action(sig, &dfl, NULL) == 0)
+            fl_sys_tgkill((int)fl_sys_getpid(), (int)fl_sys_gettid(), sig);
+        return;
+    }
+    if (a.sa_flags & SA_RESETHAND) {
+        struct sigaction dfl;
+        fl_memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        fl_threads_app_sigaction(&dfl, NULL);
+    }
+    sigset_t m = a.sa_mask, was;
+    for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
+        if (fl_crash_signals[i] != SIGABRT) sigdelset(&m, fl_crash_signals[i]);
+    pthread_sigmask(SIG_BLOCK, &m, &was);
+    if (info_fn) a.sa_sigaction(sig, info, uc);
+    else a.sa_handler(sig);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+}
+
+bool fl_threads_stands_in(int sig) {
+    return sig > 0 && sig == __atomic_load_n(&g_signal, __ATOMIC_ACQUIRE) &&
+           __atomic_load_n(&g_installed, __ATOMIC_ACQUIRE);
+}
+
+int fl_threads_app_sigaction(const struct sigaction *act, struct sigaction *old) {
+    struct sigaction was;
+    /* (One writer at a time: the program's calls for one signal do not race in practice, and
+     * the seqlock keeps a reader from a torn copy either way.) */
+    unsigned seq = __atomic_load_n(&g_app_seq, __ATOMIC_ACQUIRE) & ~1u;
+    fl_memcpy(&was, &g_app, sizeof was);
+    if (act) {
+        __atomic_store_n(&g_app_seq, seq + 1, __ATOMIC_RELEASE);
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        fl_memcpy(&g_app, act, sizeof g_app);
+        __atomic_store_n(&g_app_seq, seq + 2, __ATOMIC_RELEASE);
+    }
+    if (old) *old = was;
+    return 0;
+}
+
 static void responder(int sig, siginfo_t *info, void *uc) {
-    (void)sig;
     /* Only our own requests: queued by this process, with a generation and an index. (The pid
      * the last request was sent from, not getpid(): a system call in every thread of a capture
-     * costs 1,000 of them at 1,000 threads; a fork's requests carry its own pid.) */
-    if (info->si_code != SI_QUEUE || info->si_pid != __atomic_load_n(&g_request_pid, __ATOMIC_ACQUIRE))
-        return;
+     * costs 1,000 of them at 1,000 threads; a fork's requests carry its own pid.) Any other is
+     * the program's. */
     uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
-    int gen = (int)(v >> 32);
+    if (info->si_code != SI_QUEUE || info->si_pid != __atomic_load_n(&g_request_pid, __ATOMIC_ACQUIRE) ||
+        !(v & REQUEST_TAG)) {
+        forward(sig, info, uc);
+        return;
+    }
+    int gen = (int)((v & ~REQUEST_TAG) >> 32);
     unsigned idx = (unsigned)v;
     if (gen == 0) {
         take_offer(idx, uc);
@@ -177,7 +249,7 @@ static void responder(int sig, siginfo_t *info, void *uc) {
 static bool sendable(int s, const struct sigaction *old) {
     struct sigaction ign = *old;
     ign.sa_handler = SIG_IGN;
-    if (sigaction(s, &ign, NULL) != 0) return false;
+    if (fl_crash_set_action(s, &ign, NULL) != 0) return false;
     siginfo_t si;
     fl_memset(&si, 0, sizeof si);
     si.si_signo = s;
@@ -186,9 +258,9 @@ static bool sendable(int s, const struct sigaction *old) {
     /* generation 0, an index past the offers: should a blocked s stay pending, the responder
      * drops it. Sent to the first thread (tid = pid), which any thread may signal: an ignored
      * signal is dropped at sending, whoever it is for, and the answer is about the number. */
-    si.si_value.sival_ptr = (void *)(uintptr_t)UINT32_MAX;
+    si.si_value.sival_ptr = (void *)(uintptr_t)(REQUEST_TAG | UINT32_MAX);
     if (fl_sys_rt_tgsigqueueinfo(si.si_pid, si.si_pid, s, &si) == 0) return true;
-    sigaction(s, old, NULL);
+    fl_crash_set_action(s, old, NULL);
     return false;
 }
 
@@ -201,14 +273,15 @@ int fl_threads_install(void) {
      * from SIGRTMIN. */
     for (int s = SIGRTMAX; s >= SIGRTMIN; s--) {
         struct sigaction old;
-        if (sigaction(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
+        if (fl_crash_set_action(s, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) ||
             old.sa_handler != SIG_DFL || !sendable(s, &old))
             continue;
-        if (sigaction(s, &sa, NULL) != 0) {
-            sigaction(s, &old, NULL);
+        if (fl_crash_set_action(s, &sa, NULL) != 0) {
+            fl_crash_set_action(s, &old, NULL);
             continue;
         }
         g_previous = old;
+        g_app = old;
         g_signal = s;
         g_installed = 1;
         return 0;
@@ -224,7 +297,7 @@ void fl_threads_uninstall(void) {
     struct sigaction ign;
     fl_memset(&ign, 0, sizeof ign);
     ign.sa_handler = SIG_IGN;
-    sigaction(g_signal, g_unanswered ? &ign : &g_previous, NULL);
+    fl_crash_set_action(g_signal, g_unanswered ? &ign : &g_app, NULL);
     g_installed = 0;
     g_signal = 0;
 }
@@ -456,7 +529,7 @@ static int request(fl_thread_list_t *l, unsigned pool_entries, uint64_t timeout_
 
     /* Our responder must still be the signal's action: an application may have taken it. */
     struct sigaction cur;
-    if (!g_signal || sigaction(g_signal, NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) ||
+    if (!g_signal || fl_crash_set_action(g_signal, NULL, &cur) != 0 || !(cur.sa_flags & SA_SIGINFO) ||
         cur.sa_sigaction != responder) {
         l->signal_taken = g_signal != 0;
         for (unsigned i = 1; i < l->count; i++) read_name(&l->t[i]);
@@ -469,7 +542,7 @@ static int request(fl_thread_list_t *l, unsigned pool_entries, uint64_t timeout_
     for (unsigned i = 1; i < l->count; i++) {
         fl_thread_t *t = &l->t[i];
         __atomic_store_n(&t->token, TOKEN(gen, PENDING), __ATOMIC_RELEASE);
-        si.si_value.sival_ptr = (void *)(uintptr_t)((uint64_t)(unsigned)gen << 32 | i);
+        si.si_value.sival_ptr = (void *)(uintptr_t)(REQUEST_TAG | (uint64_t)(unsigned)gen << 32 | i);
         long r = fl_sys_rt_tgsigqueueinfo(pid, t->tid, g_signal, &si);
         if (r == 0) {
             sent++;
@@ -543,7 +616,7 @@ int fl_threads_offer_altstacks(uint64_t timeout_ns) {
         o->stack = fl_crash_altstack_map();
         if (!o->stack) break;
         __atomic_store_n(&o->token, TOKEN(0, PENDING), __ATOMIC_RELEASE);
-        si.si_value.sival_ptr = (void *)(uintptr_t)i;
+        si.si_value.sival_ptr = (void *)(uintptr_t)(REQUEST_TAG | i);
         if (fl_sys_rt_tgsigqueueinfo(pid, o->tid, g_signal, &si) == 0) sent++;
         else __atomic_store_n(&o->token, ABANDONED, __ATOMIC_RELEASE);
     }

@@ -216,11 +216,11 @@ static int sym_cmp(const void *a, const void *b) {
 }
 
 /* Prefer, at one address: sized over unsized (only the kept symbol's size bounds lookups),
- * then functions over objects, then global over weak over local; names break the remaining
+ * then functions over objects and untyped symbols, then global over weak over local; names break the remaining
  * ties so the choice is deterministic. */
 static unsigned sym_rank(const Elf64_Sym *s) {
     unsigned type = ELF64_ST_TYPE(s->st_info), bind = ELF64_ST_BIND(s->st_info);
-    return (s->st_size ? 0 : 6) + (type == STT_OBJECT ? 3 : 0) +
+    return (s->st_size ? 0 : 6) + (type == STT_OBJECT || type == STT_NOTYPE ? 3 : 0) +
            (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
 }
 
@@ -238,10 +238,18 @@ static int load_symtab(fl_elf_file_t *f, const Elf64_Shdr *sh) {
         Elf64_Sym s;
         memcpy(&s, f->data + sh->sh_offset + i * sizeof s, sizeof s);
         unsigned type = ELF64_ST_TYPE(s.st_info);
-        if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT) continue;
+        if (type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_OBJECT && type != STT_NOTYPE)
+            continue;
         if (s.st_shndx == SHN_UNDEF || s.st_shndx == SHN_ABS || s.st_shndx == SHN_COMMON) continue;
         const char *name = str_at(f, &strs, s.st_name);
         if (!name || !name[0]) continue;
+        /* An untyped symbol names code only in an executable section: assembly that declares
+         * no type (Go's crosscall_amd64, as nm, gdb and addr2line name it); not the mapping
+         * symbols ($x, $d) of arm64 nor the linker's markers (_end, __bss_start). */
+        Elf64_Shdr sec;
+        if (type == STT_NOTYPE && (name[0] == '$' || !get_shdr(f, s.st_shndx, &sec) ||
+                                   !(sec.sh_flags & SHF_EXECINSTR)))
+            continue;
         f->syms[f->nsyms++] = (fl_elf_sym_t){s.st_value, s.st_size, name, sym_rank(&s)};
     }
     if (!f->nsyms) {

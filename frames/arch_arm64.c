@@ -27,6 +27,8 @@ int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64
     return *caller_pc ? 0 : FL_EBADDATA;
 }
 
+const bool fl_unwind_arch_entry_on_stack = false;
+
 /* The instruction before a return address is BL imm26, BLR Xn, or (with pointer authentication)
  * BLRAA/BLRAB Xn, Xm or BLRAAZ/BLRABZ Xn. */
 bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {

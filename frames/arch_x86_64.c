@@ -26,6 +26,8 @@ int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64
     return 0;
 }
 
+const bool fl_unwind_arch_entry_on_stack = true;
+
 /* x86_64 call encodings that can precede a return address R: E8 rel32 (R-5); FF /2 with
  * register, [reg], [reg+disp8], [reg+disp32], [rip+disp32] and SIB forms (R-2 .. R-7). */
 bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc) {

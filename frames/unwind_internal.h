@@ -15,6 +15,9 @@ void fl_unwind_arch_set(fl_regs_t *r, uint64_t pc, uint64_t sp, uint64_t fp);
  * stored. */
 int fl_unwind_arch_entry_step(const fl_reader_t *mem, const fl_regs_t *r, uint64_t *caller_pc,
                               uint64_t *caller_sp);
+/* Whether fl_unwind_arch_entry_step reads only pc and sp, so that it applies to a frame other
+ * than frame 0 (whose other registers the walk does not follow): x86_64 yes, arm64 no (lr). */
+extern const bool fl_unwind_arch_entry_on_stack;
 
 /* True when the bytes just before pc encode a call instruction. */
 bool fl_unwind_arch_is_return_address(const fl_reader_t *mem, uint64_t pc);

@@ -74,6 +74,7 @@ extern sighandler_t libc_sysv_signal(int, sighandler_t) __asm__("sysv_signal");
  * after the report (fl_crash_app_sigaction); anything else goes to glibc unchanged. AS-SAFE. */
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
                                                      struct sigaction *old) {
+    if (fl_threads_stands_in(sig)) return fl_threads_app_sigaction(act, old);
     if (!fl_crash_stands_in(sig)) return libc_sigaction(sig, act, old);
     return fl_crash_app_sigaction(sig, act, old);
 }
@@ -182,7 +183,7 @@ __attribute__((visibility("default"))) int sigwait(const sigset_t *set, int *sig
     return e;
 }
 
-/* signal() through fl_crash_app_sigaction, with the action glibc builds (`flags`). */
+/* signal() through this library's sigaction, with the action glibc builds (`flags`). */
 static sighandler_t set_handler(int sig, sighandler_t fn, int flags) {
     struct sigaction act, old;
     if (fn == SIG_ERR) {
@@ -194,16 +195,16 @@ static sighandler_t set_handler(int sig, sighandler_t fn, int flags) {
     sigemptyset(&act.sa_mask);
     if (!(flags & SA_NODEFER)) sigaddset(&act.sa_mask, sig);
     act.sa_flags = flags;
-    return fl_crash_app_sigaction(sig, &act, &old) ? SIG_ERR : old.sa_handler;
+    return sigaction(sig, &act, &old) ? SIG_ERR : old.sa_handler;
 }
 
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t fn) {
-    if (!fl_crash_stands_in(sig)) return libc_bsd_signal(sig, fn);
+    if (!fl_crash_stands_in(sig) && !fl_threads_stands_in(sig)) return libc_bsd_signal(sig, fn);
     return set_handler(sig, fn, SA_RESTART);
 }
 
 __attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig, sighandler_t fn) {
-    if (!fl_crash_stands_in(sig)) return libc_sysv_signal(sig, fn);
+    if (!fl_crash_stands_in(sig) && !fl_threads_stands_in(sig)) return libc_sysv_signal(sig, fn);
     return set_handler(sig, fn, SA_RESETHAND | SA_NODEFER);
 }
 
@@ -215,7 +216,7 @@ __attribute__((constructor)) static void preload_init(void) {
     const char *v = fl_env_get("FAULTLINE_INHERIT");
     if (v && strcmp(v, "0") == 0) drop_from_ld_preload();
     else if (v && strcmp(v, "1") != 0) say("FAULTLINE_INHERIT is 0 or 1, not ", v);
-    else fl_env_asan_relax(); /* (for the ASan programs this one executes: base.h) */
+    else fl_env_runtimes_prepare(); /* (for the ASan and Go programs this one executes: base.h) */
 
     char dir[1024];
     fl_options o = {0};

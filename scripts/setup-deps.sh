@@ -19,6 +19,7 @@ FL_DEPS=(
   python3 gdb
   bash perl-base sqlite3 xz-utils mawk zstd  # tests/realprog crashes them (with python3; gdb, elfutils'
                                          # eu-stack and libc6-dbg are its oracles)
+  golang-go                              # tests/realprog/test_go.py: a Go program with cgo
   python3-unicorn python3-capstone       # the Darwin emulation tests (tests/darwin_emu)
   python3-jsonschema                     # Sentry events against Sentry's schema (tests/tools)
   libunwind8                             # nongnu libunwind: bench_unwind's reference (dlopen)

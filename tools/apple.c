@@ -192,7 +192,7 @@ static void thread(FILE *o, const Faultline__Report *r, size_t i, fl_tool_symbol
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, k, &s);
+        fl_tool_symbolize(sym, t, k, &s);
         const Faultline__Image *img = s.image >= 0 ? r->images[s.image] : NULL;
         const char *name = img ? fl_tool_clean(fl_tool_basename(img->path)) : "???";
         if (fl_tool_gap_before(t, k))

@@ -229,7 +229,7 @@ static void thread_obj(fl_tool_jw_t *j, const Faultline__Thread *t, fl_tool_symb
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, k, &s);
+        fl_tool_symbolize(sym, t, k, &s);
         fl_tool_jw_open(j, NULL, '{');
         fl_tool_jw_hex(j, "pc", f->pc);
         fl_tool_jw_hex(j, "sp", f->sp);

@@ -221,7 +221,7 @@ int fl_tool_cmd_run(int argc, char **argv) {
     if (pid == 0) {
         sigprocmask(SIG_SETMASK, &mask, NULL);
         setenv("LD_PRELOAD", pre, 1);
-        fl_env_asan_relax(); /* (a program built with AddressSanitizer would not start) */
+        fl_env_runtimes_prepare(); /* (ASan programs would not start; Go's crashes: base.h) */
         setenv("FAULTLINE_REPORT_DIR", dir, 1);
         if (signals) setenv("FAULTLINE_SIGNALS", signals, 1);
         if (!inherit) setenv("FAULTLINE_INHERIT", "0", 1);

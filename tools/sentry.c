@@ -45,7 +45,7 @@ static void stacktrace(fl_tool_jw_t *j, const Faultline__Report *r, const Faultl
     for (size_t n = t->n_frames; n-- > 0;) {
         const Faultline__Frame *f = t->frames[n];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, n, &s);
+        fl_tool_symbolize(sym, t, n, &s);
         fl_tool_jw_open(j, NULL, '{');
         fl_tool_jw_hex(j, "instruction_addr", f->pc);
         if (s.image >= 0) {

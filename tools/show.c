@@ -97,7 +97,7 @@ static void thread_block(FILE *o, const Faultline__Report *r, size_t i, fl_tool_
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, k, &s);
+        fl_tool_symbolize(sym, t, k, &s);
         const char *image =
             s.image >= 0 ? fl_tool_clean(fl_tool_basename(r->images[s.image]->path)) : "???";
         if (fl_tool_gap_before(t, k))

@@ -8,8 +8,9 @@
 /* Suffixes compilers give clones of a function (GCC: .cold, .constprop.N, .isra.N, .part.N,
  * .lto_priv.N, .localalias; LLVM: .llvm.N, .__uniq.N; plain .N from LTO renaming). */
 static bool clone_word(const char *p) {
-    static const char *const words[] = {"cold", "constprop", "isra", "part", "lto_priv",
-                                        "localalias", "llvm", "__uniq", "clone", "specialized"};
+    static const char *const words[] = {"cold",   "constprop", "isra",  "part",
+                                        "lto_priv", "localalias", "llvm", "__uniq",
+                                        "clone",  "specialized", "abi0"}; /* (abi0: Go's assembly) */
     if (*p >= '0' && *p <= '9') {
         while (*p >= '0' && *p <= '9') p++;
         return *p == 0 || *p == '.';
@@ -165,8 +166,17 @@ bool fl_tool_sig_is_machinery(const char *name) {
         "std::terminate", "__cxxabiv1::__terminate", "__gnu_cxx::__verbose_terminate_handler",
         "__cxa_throw", "__cxa_rethrow", "__cxa_pure_virtual", "__cxa_deleted_virtual",
         "__cxa_bad_cast", "__cxa_bad_typeid", "__cxa_call_unexpected", "std::__terminate",
-        "abort_message", "__abort_message"};
-    static const char *const prefixes[] = {"fl_", "std::__throw_", "_Unwind_"};
+        "abort_message", "__abort_message",
+        /* Go's runtime: the signal it raises to end a crash (GOTRACEBACK=crash), its handler
+         * and the throw and panic paths that lead there */
+        "runtime.raise", "runtime.raiseproc", "runtime.dieFromSignal", "runtime.crash",
+        "runtime.sigfwdgo", "runtime.sigfwd", "runtime.sigtrampgo", "runtime.sigtramp",
+        "runtime.cgoSigtramp", "runtime.sighandler", "runtime.badsignal", "runtime.sigpanic",
+        "runtime.throw", "runtime.fatal", "runtime.startpanic_m", "runtime.dopanic_m",
+        "runtime.gopanic", "runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall"};
+    static const char *const prefixes[] = {"fl_", "std::__throw_", "_Unwind_",
+                                           "runtime.fatalthrow", "runtime.fatalpanic",
+                                           "runtime.panic", "runtime.goPanic"};
     const char *n = name;
     /* glibc's internal aliases: __GI_raise is raise, __GI___assert_fail is __assert_fail. */
     if (strncmp(n, "__GI_", 5) == 0) n += 5;
@@ -187,9 +197,10 @@ int fl_tool_sig_thread(const Faultline__Report *r) {
 
 /* The key of frame k; returns whether it has a symbol. */
 static bool frame_key(const Faultline__Report *r, fl_tool_symbolizer_t *s,
-                      const Faultline__Frame *f, size_t k, char *key, size_t cap) {
+                      const Faultline__Thread *th, size_t k, char *key, size_t cap) {
+    const Faultline__Frame *f = th->frames[k];
     fl_tool_sym_t sym;
-    fl_tool_symbolize(s, f, k, &sym);
+    fl_tool_symbolize(s, th, k, &sym);
     if (sym.symbol && !sym.jit) {
         fl_tool_sig_normalize(sym.symbol, key, cap);
         if (key[0]) return true;
@@ -244,8 +255,9 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
      * is not exported) has no name, yet raise and abort above it still mark it. */
     size_t from = crash_top(r, t, n), start = from;
     for (size_t k = from; k < n; k++) {
-        bool named = frame_key(r, s, th->frames[k], k, key, sizeof key);
-        if (named && fl_tool_sig_is_machinery(key)) start = k + 1;
+        bool named = frame_key(r, s, th, k, key, sizeof key);
+        if (th->frames[k]->signal_trampoline || (named && fl_tool_sig_is_machinery(key)))
+            start = k + 1; /* (a handler that raised the signal again is machinery too) */
         else if (named) break;
     }
     /* A hang is grouped apart from any crash in the same place. */
@@ -258,7 +270,7 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
         memcpy(buf, prefix, base);
         buf[base] = 0;
         for (size_t k = start; k < n && keys < nframes; k++) {
-            frame_key(r, s, th->frames[k], k, key, sizeof key);
+            frame_key(r, s, th, k, key, sizeof key);
             if (keys && strcmp(key, last) == 0) continue; /* recursion: one key per run */
             int w = snprintf(buf + len, cap - len, "%s%s", keys ? " | " : "", key);
             if (w < 0 || (size_t)w >= cap - len) {

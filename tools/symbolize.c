@@ -385,8 +385,9 @@ static fl_tool_perfmap_t *jit_map(const fl_tool_symopts_t *o, const Faultline__R
     return fl_tool_perfmap_load(path, (long)geteuid(), from, h->time_unix_ns + 10000000000u);
 }
 
-void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
-                       fl_tool_sym_t *out) {
+/* Frame f, looked up at its pc (exact) or at pc-1 (a return address). */
+static void resolve_frame(fl_tool_symbolizer_t *s, const Faultline__Frame *f, bool exact,
+                          fl_tool_sym_t *out) {
     /* (Not a compound literal: name[] need not be cleared.) */
     out->image = -1;
     out->symbol = out->mangled = out->file = NULL;
@@ -408,8 +409,7 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     if (out->image < 0 && !f->signal_trampoline) {
         if (!s->jit_tried) s->jit = jit_map(&s->st->o, r);
         s->jit_tried = true;
-        uint64_t start, back = index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT &&
-                                !f->interrupted && f->pc;
+        uint64_t start, back = !exact && f->pc;
         const char *name = fl_tool_perfmap_find(s->jit, f->pc - back, &start);
         if (name) {
             snprintf(out->name, sizeof out->name, "%s", name);
@@ -423,8 +423,7 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     if (!s->ids[out->image]) s->ids[out->image] = lookup_ident(s->st, img);
     const fl_tool_symindex_t *ix = s->ids[out->image]->ix;
     if (!ix) return;
-    uint64_t back = index > 0 && f->method != FAULTLINE__FRAME__METHOD__METHOD_CONTEXT &&
-                    !f->interrupted && f->pc > img->start;
+    uint64_t back = !exact && f->pc > img->start;
     /* Unsigned wrap-around makes this right for a negative load bias too. */
     uint64_t addr = f->pc - back - img->slide;
     fl_tool_loc_t loc;
@@ -436,4 +435,26 @@ void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_
     }
     out->file = loc.file;
     out->line = loc.line;
+}
+
+/* Runtimes that turn a fault into a call of their own, made to look as if the faulting
+ * instruction had called it (its address pushed as the return address, or put in the link
+ * register): the frame under such a call holds the faulting pc itself, not a return address. */
+static bool injected_call(const char *name) {
+    return name && strcmp(name, "runtime.sigpanic") == 0; /* Go (signal_amd64.go preparePanic) */
+}
+
+static bool exact_pc(const Faultline__Thread *th, size_t k) {
+    const Faultline__Frame *f = th->frames[k];
+    return k == 0 || f->method == FAULTLINE__FRAME__METHOD__METHOD_CONTEXT || f->interrupted;
+}
+
+void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Thread *th, size_t index,
+                       fl_tool_sym_t *out) {
+    bool exact = exact_pc(th, index);
+    if (!exact) {
+        resolve_frame(s, th->frames[index - 1], exact_pc(th, index - 1), out);
+        exact = injected_call(out->mangled);
+    }
+    resolve_frame(s, th->frames[index], exact, out);
 }

@@ -35,7 +35,7 @@ static void backtrace(FILE *o, const Faultline__Report *r, const Faultline__Thre
     for (size_t k = 0; k < t->n_frames; k++) {
         const Faultline__Frame *f = t->frames[k];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, k, &s);
+        fl_tool_symbolize(sym, t, k, &s);
         const Faultline__Image *img = s.image >= 0 ? r->images[s.image] : NULL;
         /* The pc relative to the image's load bias: a file address, as `pc` in tombstones. */
         uint64_t rel = img ? f->pc - img->slide : f->pc;

@@ -70,8 +70,9 @@ enum {
     FL_TOOL_Q_LINES = 3    /* and DWARF line tables (ELF, with libdw) */
 };
 
-#define FL_TOOL_SYMINDEX_VERSION 2u   /* of the cache file format; part of its directory name
-                                       * (2: link names instead of display names) */
+#define FL_TOOL_SYMINDEX_VERSION 3u   /* of the cache file format; part of its directory name
+                                       * (2: link names instead of display names; 3: untyped
+                                       * symbols of executable sections) */
 #define FL_TOOL_NAME_MAX 4096u        /* longer display names are cut */
 #define FL_TOOL_CACHE_MAX_BYTES (1ull << 30) /* the cache prunes its oldest entries past this */
 
@@ -164,10 +165,12 @@ void fl_tool_symstore_free(fl_tool_symstore_t *st);
 /* One report's view of the store (which must outlive it). NULL on allocation failure. */
 fl_tool_symbolizer_t *fl_tool_symbolizer_new(fl_tool_symstore_t *st, const Faultline__Report *r);
 void fl_tool_symbolizer_free(fl_tool_symbolizer_t *s);
-/* Resolves frame `index` of a thread. Callers' pcs are return addresses, so they are looked up
- * at pc-1 (the call, which may be the last instruction of its function) while the offset stays
- * relative to the recorded pc; frame 0 and context frames are exact. */
-void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Frame *f, size_t index,
+/* Resolves frame `index` of thread th. Callers' pcs are return addresses, so they are looked
+ * up at pc-1 (the call, which may be the last instruction of its function) while the offset
+ * stays relative to the recorded pc; frame 0, context frames, a frame a signal interrupted and
+ * the frame under a call a runtime injected at a fault (Go's runtime.sigpanic: its "return
+ * address" is the faulting instruction) are exact. */
+void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Thread *th, size_t index,
                        fl_tool_sym_t *out);
 
 /* ---- JIT symbol maps (perfmap.c) ---- */

@@ -163,7 +163,7 @@ static void render_stack(group_t *g, const Faultline__Report *r, fl_tool_symboli
     for (size_t k = 0; k < th->n_frames; k++) {
         const Faultline__Frame *f = th->frames[k];
         fl_tool_sym_t s;
-        fl_tool_symbolize(sym, f, k, &s);
+        fl_tool_symbolize(sym, th, k, &s);
         const char *image = s.image >= 0 ? fl_tool_basename(r->images[s.image]->path) : "???";
         if (fl_tool_gap_before(th, k)) {
             sb_printf(&text, "      ... %" PRIu32 " frames omitted ...\n", fl_tool_gap_before(th, k));

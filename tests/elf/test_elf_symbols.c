@@ -21,6 +21,11 @@ __attribute__((noinline)) static int fl_test_sym_gamma(int x) {
     return fl_test_sym_beta(x) - 1;
 }
 
+/* Assembly that declares no symbol type (an untyped symbol, as in Go's runtime/cgo gcc_amd64.S):
+ * nm lists it as code ('T', NOTYPE), and gdb and addr2line name addresses in it. */
+__asm__(".text\n.globl fl_test_sym_untyped\nfl_test_sym_untyped:\n nop\n nop\n nop\n ret\n");
+extern void fl_test_sym_untyped(void);
+
 /* nm's FUNC symbols of a file (sysv format: name|value|class|type|size|line|section; the size
  * is blank for size 0). */
 typedef struct {
@@ -129,6 +134,7 @@ int main(void) {
         check_own(f, self->slide, (const void *)fl_test_sym_beta, "fl_test_sym_beta");
         check_own(f, self->slide, (const void *)fl_test_sym_gamma, "fl_test_sym_gamma");
         check_own(f, self->slide, (const void *)main, "main");
+        check_own(f, self->slide, (const void *)fl_test_sym_untyped, "fl_test_sym_untyped");
         const char *name;
         uint64_t off;
         CHECK(fl_elf_file_symbolize(f, 0, &name, &off) == FL_ENOTFOUND);

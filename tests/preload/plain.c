@@ -27,6 +27,13 @@
  *     main thread with pthread_exit: the process lives on without it)
  *   plain lowest-fd   (exits with the number its open of /dev/null gets: 0 when it was started
  *     with stdin closed, unless a library holds that number)
+ *   plain take-all | rt-dfl   (installs a handler of its own for every real-time signal, as Go's
+ *     runtime takes every signal; for the highest one it can send itself (SIGRTMAX, but under
+ *     qemu-user, which has no host signal for the last ones): says whether it reads its handler
+ *     back, sends it with kill and with sigqueue (value 7) and says what its handler got,
+ *     starts 3 parked threads, then faults | ignores every real-time signal, sends itself the
+ *     highest it can, says which, puts its action to SIG_DFL and sends it again: the default
+ *     action ends the process)
  *   plain seccomp-kill | seccomp-errno | seccomp-exec   (a seccomp filter on process_vm_readv,
  *     killing the process | failing the call with EPERM, then a fault | killing, then execs
  *     `plain segv`, so that the library installs under the filter; exit 3 where seccomp is not
@@ -156,6 +163,15 @@ static void *usr1_later(void *arg) {
     return NULL;
 }
 
+static volatile sig_atomic_t g_rt_count, g_rt_value;
+
+static void rt_handler(int sig, siginfo_t *info, void *uc) {
+    (void)uc;
+    (void)sig;
+    g_rt_count++;
+    if (info->si_code == SI_QUEUE) g_rt_value = info->si_value.sival_int;
+}
+
 static void *fault_later(void *arg) {
     (void)arg;
     usleep(200 * 1000);
@@ -191,6 +207,42 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, parked, NULL);
         usleep(100 * 1000);
         fault();
+    }
+    if (!strcmp(m, "take-all")) {
+        struct sigaction sa, q;
+        memset(&sa, 0, sizeof sa);
+        sigfillset(&sa.sa_mask);
+        sa.sa_sigaction = rt_handler;
+        sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+        for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaction(s, &sa, NULL);
+        int s = SIGRTMAX;
+        while (s > SIGRTMIN && kill(getpid(), s) != 0) s--;
+        bool back = sigaction(s, NULL, &q) == 0 && (q.sa_flags & SA_SIGINFO) &&
+                    q.sa_sigaction == rt_handler;
+        sigqueue(getpid(), s, (union sigval){.sival_int = 7});
+        for (int i = 0; i < 100 && g_rt_count < 2; i++) usleep(10 * 1000);
+        printf("reads back %s, got %d, value %d\n", back ? "its own" : "another",
+               (int)g_rt_count, (int)g_rt_value);
+        fflush(stdout);
+        pthread_t t[3];
+        for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, parked, NULL);
+        usleep(100 * 1000);
+        fault();
+    }
+    if (!strcmp(m, "rt-dfl")) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = SIG_IGN;
+        for (int s = SIGRTMIN; s <= SIGRTMAX; s++) sigaction(s, &sa, NULL);
+        int s = SIGRTMAX;
+        while (s > SIGRTMIN && kill(getpid(), s) != 0) s--;
+        printf("signal %d\n", s);
+        fflush(stdout);
+        sa.sa_handler = SIG_DFL;
+        sigaction(s, &sa, NULL);
+        kill(getpid(), s);
+        usleep(500 * 1000);
+        return 0;
     }
     if (!strcmp(m, "fds-closed") || (!strcmp(m, "fds-reused") && argc > 3)) {
         struct stat st;
@@ -326,6 +378,6 @@ int main(int argc, char **argv) {
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|own-sigset|own-resethand|"
                     "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
-                    "seccomp-errno|seccomp-exec|lowest-fd\n");
+                    "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl\n");
     return 2;
 }

@@ -405,4 +405,29 @@ if check(r.returncode == -signal.SIGSEGV and len(rep) == 1, "threads: one report
     framed = [t for t in doc["threads"] if t["frames"]]  # (qemu's own threads have none)
     check(len(framed) >= 4 and doc["threads"][0]["crashed"],
           f"threads: the crashed thread and 3 more, each with frames ({len(framed)})")
+
+# A runtime that takes every signal (Go's): its handler for faultline's capture signal (the
+# highest real-time signal that can be sent, SIGRTMAX natively) is the program's as far as it
+# can tell, and gets the signals sent to it, while faultline's own requests still stop every
+# thread of a crash (before: the crash's other threads were "not captured", the handler
+# replaced).
+r, rep = preloaded("take-all", "take-all")
+if check(r.returncode == -signal.SIGSEGV and len(rep) == 1 and
+         r.stdout == "reads back its own, got 2, value 7\n",
+         f"take-all: the program's handler reads back and gets its kill and sigqueue "
+         f"({r.stdout.strip()!r}), then one report ({r.returncode}, {len(rep)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    framed = [t for t in doc["threads"] if t["frames"] and t["state"] == "captured"]
+    notes = " ".join(doc.get("notes", []))
+    check(len(framed) >= 4 and "capture signal" not in notes,
+          f"take-all: the crashed thread and 3 more captured, with frames ({len(framed)}; "
+          f"{notes!r})")
+# SIG_DFL set by the program for that signal is the default action: the process ends of it.
+r, rep = preloaded("rt-dfl", "rt-dfl")
+sent = int(r.stdout.split()[1]) if r.stdout.startswith("signal ") else 0
+# (qemu-user ends itself with the host signal it maps the guest's to: another number)
+died = r.returncode == -sent or (runner and signal.SIGRTMIN <= -r.returncode <= signal.SIGRTMAX)
+check(sent and died and not rep,
+      f"rt-dfl: ignored, then SIG_DFL, then the signal ({r.stdout.strip()!r}): the process "
+      f"dies of it ({r.returncode}), no report")
 finish()

@@ -57,6 +57,8 @@ int main(void) {
          "mycrate::apply::<T>::{closure#0}");
     /* Malformed input is cut, never overrun. */
     norm("broken<unclosed(int", "broken");
+    norm("runtime.raise.abi0", "runtime.raise"); /* Go's assembly functions */
+    norm("main.init.0.func1", "main.init");
     char small[8];
     fl_tool_sig_normalize("a_rather_long_name(int)", small, sizeof small);
     CHECK_STREQ(small, "a_rathe");
@@ -66,7 +68,12 @@ int main(void) {
         "__assert_fail", "__GI___assert_fail", "malloc_printerr", "__libc_message", "_int_free",
         "__fortify_fail", "__stack_chk_fail", "std::terminate", "__cxa_throw",
         "std::__throw_logic_error", "_Unwind_RaiseException", "fl_crash_handler", "fl_snapshot",
-        "__restore_rt"};
+        "__restore_rt",
+        /* Go's crash path (GOTRACEBACK=crash) */
+        "runtime.raise", "runtime.dieFromSignal", "runtime.sigfwdgo", "runtime.sigtramp",
+        "runtime.crash", "runtime.fatalthrow", "runtime.fatalthrow.func1", "runtime.throw",
+        "runtime.sigpanic", "runtime.gopanic", "runtime.fatalpanic", "runtime.panicmem",
+        "runtime.goPanicIndex"};
     for (size_t i = 0; i < sizeof machinery / sizeof machinery[0]; i++)
         if (!fl_tool_sig_is_machinery(machinery[i])) {
             CHECK(!"machinery not recognised");
@@ -74,7 +81,8 @@ int main(void) {
         }
     static const char *const app[] = {"main", "null_c", "abort_b", "__GI_my_function",
                                       "ns::Widget::draw", "flush", "raise_level", "?",
-                                      "crasher+0x1234"};
+                                      "crasher+0x1234", "runtime.mapassign_faststr",
+                                      "runtime.main", "main.main"};
     for (size_t i = 0; i < sizeof app / sizeof app[0]; i++)
         if (fl_tool_sig_is_machinery(app[i])) {
             CHECK(!"application frame taken for machinery");

@@ -1,0 +1,3 @@
+module flcrash
+
+go 1.19
