@@ -63,11 +63,9 @@ static void drop_from_ld_preload(void) {
     free(out);
 }
 
-/* glibc's own sigaction, signal and ISO C signal, under names that interposing them here does not
- * take (exported from glibc for compatibility on every architecture it supports). */
+/* glibc's own sigaction, under a name that interposing it here does not take (exported from
+ * glibc for compatibility on every architecture it supports). */
 extern int libc_sigaction(int, const struct sigaction *, struct sigaction *) __asm__("__sigaction");
-extern sighandler_t libc_bsd_signal(int, sighandler_t) __asm__("bsd_signal");
-extern sighandler_t libc_sysv_signal(int, sighandler_t) __asm__("sysv_signal");
 
 /* The program's sigaction, signal and ISO C signal (a strict C program's `signal` is
  * __sysv_signal): SIG_DFL for a crash signal keeps faultline's action in place, with the default
@@ -183,7 +181,9 @@ __attribute__((visibility("default"))) int sigwait(const sigset_t *set, int *sig
     return e;
 }
 
-/* signal() through this library's sigaction, with the action glibc builds (`flags`). */
+/* BSD's and System V's signal() through this library's sigaction, with the action glibc builds
+ * (`flags`), under each name glibc exports them by: signal and bsd_signal; ISO C's signal in a
+ * strict C program, __sysv_signal, and sysv_signal. */
 static sighandler_t set_handler(int sig, sighandler_t fn, int flags) {
     struct sigaction act, old;
     if (fn == SIG_ERR) {
@@ -199,12 +199,18 @@ static sighandler_t set_handler(int sig, sighandler_t fn, int flags) {
 }
 
 __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t fn) {
-    if (!fl_crash_stands_in(sig) && !fl_threads_stands_in(sig)) return libc_bsd_signal(sig, fn);
+    return set_handler(sig, fn, SA_RESTART);
+}
+
+__attribute__((visibility("default"))) sighandler_t bsd_signal(int sig, sighandler_t fn) {
     return set_handler(sig, fn, SA_RESTART);
 }
 
 __attribute__((visibility("default"))) sighandler_t __sysv_signal(int sig, sighandler_t fn) {
-    if (!fl_crash_stands_in(sig) && !fl_threads_stands_in(sig)) return libc_sysv_signal(sig, fn);
+    return set_handler(sig, fn, SA_RESETHAND | SA_NODEFER);
+}
+
+__attribute__((visibility("default"))) sighandler_t sysv_signal(int sig, sighandler_t fn) {
     return set_handler(sig, fn, SA_RESETHAND | SA_NODEFER);
 }
 

@@ -6,6 +6,7 @@
  *     recovers with siglongjmp | exits 5 | puts SIG_DFL back with signal() and re-raises, dropping
  *     the previous action, as zstd does | the same with ISO C's signal (glibc's __sysv_signal) |
  *     the same with the rt_sigaction system call, as Go's runtime would)
+ *   plain own-dfl-bsd | own-dfl-sysv   (as own-dfl, with glibc's bsd_signal | sysv_signal)
  *   plain own-runtime   (a SIGSEGV handler of its own, as a language runtime's (the JVM's): a
  *     fault it does not handle goes to the action it found before its own if that is a handler,
  *     which then counts as handled, else it writes its own crash log and aborts)
@@ -58,6 +59,8 @@
 #include <unistd.h>
 
 extern __sighandler_t __sysv_signal(int, __sighandler_t); /* ISO C's signal in glibc */
+extern __sighandler_t sysv_signal(int, __sighandler_t);   /* and its other names */
+extern __sighandler_t bsd_signal(int, __sighandler_t);
 /* (glibc marks System V's sigset deprecated; vim uses it, so this program does too) */
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 
@@ -119,6 +122,16 @@ static void raise_again(int sig) {
 
 static void dfl_iso(int sig) {
     __sysv_signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void dfl_bsd(int sig) {
+    bsd_signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+static void dfl_sysv(int sig) {
+    sysv_signal(sig, SIG_DFL);
     raise(sig);
 }
 
@@ -359,8 +372,13 @@ int main(int argc, char **argv) {
         sigset(SIGSEGV, dfl_sigset);
         fault();
     }
-    if (!strcmp(m, "own-dfl") || !strcmp(m, "own-dfl-iso") || !strcmp(m, "own-dfl-raw")) {
-        sa.sa_handler = !strcmp(m, "own-dfl") ? dfl : !strcmp(m, "own-dfl-iso") ? dfl_iso : dfl_raw;
+    if (!strcmp(m, "own-dfl") || !strcmp(m, "own-dfl-iso") || !strcmp(m, "own-dfl-raw") ||
+        !strcmp(m, "own-dfl-bsd") || !strcmp(m, "own-dfl-sysv")) {
+        sa.sa_handler = !strcmp(m, "own-dfl")       ? dfl
+                        : !strcmp(m, "own-dfl-iso") ? dfl_iso
+                        : !strcmp(m, "own-dfl-bsd") ? dfl_bsd
+                        : !strcmp(m, "own-dfl-sysv") ? dfl_sysv
+                                                    : dfl_raw;
         sigaction(SIGSEGV, &sa, NULL);
         fault();
     }
@@ -375,7 +393,7 @@ int main(int argc, char **argv) {
         fault();
     }
     fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
-                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-runtime|own-sigset|own-resethand|"
+                    "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-dfl-bsd|own-dfl-sysv|own-runtime|own-sigset|own-resethand|"
                     "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
                     "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl\n");

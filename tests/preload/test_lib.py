@@ -82,6 +82,8 @@ for mode, how in (("segv", "a fault"),
                   ("own-chain", "its own handler passes the signal on"),
                   ("own-dfl", "signal(SIG_DFL) and raise in its own handler"),
                   ("own-dfl-iso", "ISO C signal(SIG_DFL) and raise in its own handler"),
+                  ("own-dfl-bsd", "bsd_signal(SIG_DFL) and raise in its own handler"),
+                  ("own-dfl-sysv", "sysv_signal(SIG_DFL) and raise in its own handler"),
                   ("own-resethand", "a one-shot handler (SA_RESETHAND) that raises again"),
                   ("reset-dfl", "sigaction(SIG_DFL) at start")):
     r, rep = preloaded(mode, mode)
