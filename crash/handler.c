@@ -190,6 +190,18 @@ static bool args_readable(const siginfo_t *info, const void *ucontext) {
            readable(mem, ucontext, sizeof(ucontext_t));
 }
 
+/* Whether the kernel would have dropped sig without our action: a namespace's init (pid 1: a
+ * container's program started without an init) is never sent a signal whose action is the
+ * default (SIGNAL_UNKILLABLE; kernel faults still reach it). Delivered only because our action
+ * is in place, such a signal from another process must change nothing: a capture would report
+ * a crash that did not happen and spend the process's one report on it, and the program goes
+ * on. (Sent by the process itself, as abort() does, it is its own end: reported.) */
+static bool dropped_for_init(int sig, const siginfo_t *info) {
+    if (info->si_code > 0 || info->si_pid == 1 || fl_sys_getpid() != 1) return false;
+    int i = signal_index(sig);
+    return i < 0 || g_previous[i].sa_handler == SIG_DFL || standin(sig);
+}
+
 static void handler(int sig, siginfo_t *info, void *ucontext) {
     /* A fault inside a guarded region of our own capture (LLVM libunwind reading a bad pointer):
      * resume the capture at the guard. Returns only when no guard is armed on this thread. */
@@ -210,6 +222,8 @@ static void handler(int sig, siginfo_t *info, void *ucontext) {
         note = "the crash handler was called without a readable siginfo and ucontext (another "
                "handler passed the signal on with other arguments): the crashed thread's registers "
                "and first frames are the handler's own";
+    } else if (dropped_for_init(sig, info)) {
+        return;
     }
 
     int tid = (int)fl_sys_gettid();

@@ -35,11 +35,14 @@
  *     starts 3 parked threads, then faults | ignores every real-time signal, sends itself the
  *     highest it can, says which, puts its action to SIG_DFL and sends it again: the default
  *     action ends the process)
+ *   plain lines   (says "ready", then answers each line of stdin: "segv" faults, anything else
+ *     is echoed; read again after an interruption; exits 0 at the end of input)
  *   plain seccomp-kill | seccomp-errno | seccomp-exec   (a seccomp filter on process_vm_readv,
  *     killing the process | failing the call with EPERM, then a fault | killing, then execs
  *     `plain segv`, so that the library installs under the filter; exit 3 where seccomp is not
  *     available, as under qemu-user) */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -221,6 +224,26 @@ int main(int argc, char **argv) {
         usleep(100 * 1000);
         fault();
     }
+    if (!strcmp(m, "lines")) {
+        char line[256];
+        size_t n = 0;
+        puts("ready");
+        fflush(stdout);
+        for (;;) {
+            ssize_t r = read(0, line + n, 1);
+            if (r < 0 && errno == EINTR) continue;
+            if (r <= 0) return 0;
+            if (line[n] != '\n' && n + 1 < sizeof line) {
+                n++;
+                continue;
+            }
+            line[n] = 0;
+            n = 0;
+            if (!strcmp(line, "segv")) fault();
+            printf("%s\n", line);
+            fflush(stdout);
+        }
+    }
     if (!strcmp(m, "take-all")) {
         struct sigaction sa, q;
         memset(&sa, 0, sizeof sa);
@@ -396,6 +419,6 @@ int main(int argc, char **argv) {
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-dfl-bsd|own-dfl-sysv|own-runtime|own-sigset|own-resethand|"
                     "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
-                    "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl\n");
+                    "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl|lines\n");
     return 2;
 }

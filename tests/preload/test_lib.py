@@ -166,6 +166,54 @@ for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
               f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
               f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
 
+# The program as a PID namespace's init (a container's program started without an init): the
+# kernel never sends it a signal whose action is the default, so SIGSEGV and SIGABRT sent by
+# another process change nothing without faultline; with it they must not either (no report,
+# the program goes on), and a real fault afterwards still gets its report (before: a report of a
+# crash that did not happen, the actions restored, and the real fault's report lost).
+if not runner:
+    d = os.path.join(args.workdir, "pid1")
+    os.makedirs(d)
+    probe = subprocess.run(["unshare", "-p", "-f", "true"], capture_output=True, text=True) \
+        if shutil.which("unshare") else None
+    if not probe or probe.returncode != 0:
+        print(f"SKIPPED: pid1: cannot make a PID namespace "
+              f"({probe.stderr.strip() if probe else 'no unshare'})")
+    else:
+        # (env, so that unshare, which dies of its child's signal, is not preloaded itself)
+        p = subprocess.Popen(["unshare", "-p", "-f", "env", f"LD_PRELOAD={os.path.abspath(args.preload)}",
+                              f"FAULTLINE_REPORT_DIR={d}", args.plain, "lines"],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True)
+        ready = p.stdout.readline()
+        kids = run(["pgrep", "-P", str(p.pid)], check_rc=False).stdout.split()
+        echoed = ""
+        if ready == "ready\n" and kids:
+            for sig in (signal.SIGSEGV, signal.SIGABRT):
+                os.kill(int(kids[0]), sig)
+            time.sleep(0.3)
+            p.stdin.write("still here\n")
+            p.stdin.flush()
+            echoed = p.stdout.readline()
+            quiet = os.listdir(d)
+            p.stdin.write("segv\n")
+            p.stdin.flush()
+        else:
+            quiet = None
+        out, err = p.communicate(timeout=120)
+        rep = [f for f in os.listdir(d) if f.endswith(".flr")]
+        check(ready == "ready\n" and echoed == "still here\n" and quiet == [] and len(rep) == 1 and
+              p.returncode in (-signal.SIGSEGV, 128 + signal.SIGSEGV),
+              f"pid1: sent SIGSEGV and SIGABRT change nothing ({echoed!r}, reports then: {quiet}); "
+              f"the fault after them is reported ({len(rep)}, {p.returncode}, {err[-200:]!r})")
+        if len(rep) == 1:
+            doc = json.loads(run([args.faultline, "show", "--json", os.path.join(d, rep[0])]).stdout)
+            pc0 = crashed_pc0(doc)
+            check(doc["process"]["pid"] == 1 and doc["signal"]["name"] == "SIGSEGV" and
+                  pc0 is not None and lo <= pc0 < hi,
+                  f"pid1: the report is the fault's, in fault() per nm, by pid 1 ({doc['process']['pid']}, "
+                  f"{doc['signal']['name']}, {pc0})")
+
 # No /proc (a chroot or container without it; here a private mount namespace with /proc
 # unmounted, as root): still a report, the executable named as it was started (AT_EXECFN, here
 # relative to where it started), the missing thread list and maps noted.
