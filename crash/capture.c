@@ -157,8 +157,11 @@ static void write_thread(fl_report_writer_t *w, const fl_thread_t *th, bool maps
                             .monitored = g_monitored_tid && th->tid == g_monitored_tid};
     static fl_regs_t blocked;
     uint64_t call[3], again[3];
-    bool from_call = th->state == FL_THREAD_BLOCKED && maps_ok &&
-                     fl_crash_os_blocked(th->tid, call) == 0;
+    int call_err = th->state == FL_THREAD_BLOCKED && maps_ok ? fl_crash_os_blocked(th->tid, call)
+                                                             : FL_ENOTFOUND;
+    bool from_call = call_err == 0;
+    if (call_err == FL_ENOSYS)
+        t.unwind_stop = "a worker thread of the kernel's (io_uring): it runs none of the program's code";
     if (from_call) {
         fl_memset(&blocked, 0, sizeof blocked);
         fl_regs_set(&blocked, call[2], call[1], 0);

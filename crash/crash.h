@@ -349,7 +349,9 @@ void fl_crash_os_images(fl_image_list_t *images, fl_maps_t *maps, char *scratch,
  * or NULL when unknown. AS-SAFE. */
 const fl_map_t *fl_crash_os_stack(const fl_maps_t *maps, uint64_t sp, fl_map_t *tmp);
 /* A thread in state FL_THREAD_BLOCKED read without its cooperation (Linux: its system call's
- * number, sp and pc, fl_threads_syscall_regs; Darwin: never blocked, FL_ENOSYS). AS-SAFE. */
+ * number, sp and pc, fl_threads_syscall_regs, FL_ENOSYS for a worker thread of the kernel's,
+ * io_uring's, which runs none of the program's code; Darwin: never blocked, FL_ENOSYS).
+ * AS-SAFE. */
 int fl_crash_os_blocked(int tid, uint64_t out[3]);
 /* fl_thread_backtrace's platform part: the calling thread's id as fl_thread_backtrace takes it
  * (Linux: gettid; Darwin: its thread_t). AS-SAFE. */

@@ -405,8 +405,24 @@ static int blocks_signal(int tid, int sig) {
     return mask[0] != 0 && ((mask[1] >> (sig - 1)) & 1);
 }
 
+/* Whether thread tid is a worker the kernel runs in the process (io_uring's submission and
+ * worker threads: PF_IO_WORKER, or any PF_KTHREAD) rather than one of the program's: the
+ * flags, field 9 of its stat, after the name in parentheses (which may hold anything). */
+static bool kernel_worker(int tid) {
+    char buf[512];
+    long n = read_task_file(tid, "stat", buf, sizeof buf);
+    const char *p = buf + (n > 0 ? n : 0);
+    while (p > buf && p[-1] != ')') p--;
+    for (int field = 2; field < 9 && *p; p++) /* (p at the space that ends field 2) */
+        if (*p == ' ') field++;
+    uint64_t flags = 0;
+    while (*p >= '0' && *p <= '9' && flags < (1ull << 40)) flags = flags * 10 + (uint64_t)(*p++ - '0');
+    return p > buf && (flags & (0x10u /* PF_IO_WORKER */ | 0x200000u /* PF_KTHREAD */));
+}
+
 int fl_threads_syscall_regs(int tid, uint64_t out[3]) {
     char buf[256];
+    if (kernel_worker(tid)) return FL_ENOSYS;
     long n = read_task_file(tid, "syscall", buf, sizeof buf);
     if (n <= 0 || buf[0] < '0' || buf[0] > '9') return FL_ENOTFOUND; /* "running", "-1 ..." */
     const char *p = buf, *end = buf + n;

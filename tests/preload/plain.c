@@ -35,6 +35,8 @@
  *     starts 3 parked threads, then faults | ignores every real-time signal, sends itself the
  *     highest it can, says which, puts its action to SIG_DFL and sends it again: the default
  *     action ends the process)
+ *   plain uring   (makes an io_uring with a submission thread of the kernel's, IORING_SETUP_SQPOLL,
+ *     then faults; exit 3 where io_uring cannot be set up, as under qemu-user)
  *   plain lines   (says "ready", then answers each line of stdin: "segv" faults, anything else
  *     is echoed; read again after an interruption; exits 0 at the end of input)
  *   plain seccomp-kill | seccomp-errno | seccomp-exec   (a seccomp filter on process_vm_readv,
@@ -45,6 +47,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/filter.h>
+#include <linux/io_uring.h>
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -221,6 +224,15 @@ int main(int argc, char **argv) {
     if (!strcmp(m, "threads")) {
         pthread_t t[3];
         for (int i = 0; i < 3; i++) pthread_create(&t[i], NULL, parked, NULL);
+        usleep(100 * 1000);
+        fault();
+    }
+    if (!strcmp(m, "uring")) {
+        struct io_uring_params p;
+        memset(&p, 0, sizeof p);
+        p.flags = IORING_SETUP_SQPOLL;
+        p.sq_thread_idle = 10000;
+        if (syscall(__NR_io_uring_setup, 8, &p) < 0) return 3;
         usleep(100 * 1000);
         fault();
     }
@@ -419,6 +431,6 @@ int main(int argc, char **argv) {
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-dfl-bsd|own-dfl-sysv|own-runtime|own-sigset|own-resethand|"
                     "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"
-                    "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl|lines\n");
+                    "seccomp-errno|seccomp-exec|lowest-fd|take-all|rt-dfl|lines|uring\n");
     return 2;
 }

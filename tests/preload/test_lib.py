@@ -166,6 +166,21 @@ for how in ("gone", "again") + (("foreign",) if os.geteuid() == 0 else ()):
               f"dir-deleted {how}: frame 0 in fault() per nm ({pc0}), the report notes the "
               f"deletion ({doc.get('notes')}), made 0700 ({oct(os.stat(d).st_mode)})")
 
+# A worker thread of the kernel's in the process (io_uring's submission thread): it runs none of
+# the program's code and has no user-space stack; the report says so rather than that its
+# system call's pc lies in no image.
+r, rep = preloaded("uring", "uring")
+if r.returncode == 3:
+    print("SKIPPED: uring: io_uring cannot be set up here")
+elif check(r.returncode == -signal.SIGSEGV and len(rep) == 1,
+           f"uring: died of SIGSEGV ({r.returncode}) with one report ({len(rep)})"):
+    doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
+    iou = [t for t in doc["threads"] if (t.get("name") or "").startswith("iou-")]
+    check(iou and all("kernel" in (t.get("unwind_stop") or "") and "io_uring" in t["unwind_stop"]
+                      for t in iou),
+          f"uring: the kernel's io_uring thread is named as such "
+          f"({[(t.get('name'), t.get('unwind_stop')) for t in iou]})")
+
 # The program as a PID namespace's init (a container's program started without an init): the
 # kernel never sends it a signal whose action is the default, so SIGSEGV and SIGABRT sent by
 # another process change nothing without faultline; with it they must not either (no report,
