@@ -432,8 +432,10 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
             /* Frame 0; or a frame whose pc follows no call: a runtime turned a fault into a
              * call of its own, made to look as if the faulting instruction had called it (Go's
              * runtime.sigpanic), so the pc is exact, maybe at the function's entry, and the
-             * frame record at fp may be its caller's (Go's leaves push none). */
+             * frame record at fp may be its caller's (Go's leaves push none). (Not a frame a
+             * signal interrupted, whose pc follows no call either: its walk stays as it was.) */
             bool injected = res->count > 1 && fl_unwind_arch_entry_on_stack &&
+                            !(res->count > 2 && (out[res->count - 2].flags & FL_FRAME_TRAMPOLINE)) &&
                             is_code(env, fl_regs_pc(&r), false) &&
                             !fl_unwind_arch_is_return_address(env->mem, fl_regs_pc(&r));
             if ((res->count == 1 || injected) && entry_step(env, &r, &cpc, &csp)) {
