@@ -194,16 +194,16 @@ int fl_threads_app_sigaction(const struct sigaction *act, struct sigaction *old)
 }
 
 static void responder(int sig, siginfo_t *info, void *uc) {
-    /* Only our own requests: queued by this process, with a generation and an index. (The pid
+    /* Requests are queued with the mark; any other signal is the program's. Only our own
+     * requests are answered: queued by this process, with a generation and an index. (The pid
      * the last request was sent from, not getpid(): a system call in every thread of a capture
-     * costs 1,000 of them at 1,000 threads; a fork's requests carry its own pid.) Any other is
-     * the program's. */
+     * costs 1,000 of them at 1,000 threads; a fork's requests carry its own pid.) */
     uint64_t v = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
-    if (info->si_code != SI_QUEUE || info->si_pid != __atomic_load_n(&g_request_pid, __ATOMIC_ACQUIRE) ||
-        !(v & REQUEST_TAG)) {
+    if (info->si_code != SI_QUEUE || !(v & REQUEST_TAG)) {
         forward(sig, info, uc);
         return;
     }
+    if (info->si_pid != __atomic_load_n(&g_request_pid, __ATOMIC_ACQUIRE)) return;
     int gen = (int)((v & ~REQUEST_TAG) >> 32);
     unsigned idx = (unsigned)v;
     if (gen == 0) {
