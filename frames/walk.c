@@ -115,6 +115,38 @@ static bool entry_step(const fl_walk_env_t *env, const fl_regs_t *r, uint64_t *c
     return fp_record(env, sp, fl_regs_fp(r), &cfp, &rpc, &rsp) != 0 || rpc != *cpc;
 }
 
+/* A frame record that leads off the stack onto another one: a runtime that runs code on stacks
+ * of its own and switches between them without a record of the switch that unwind tables
+ * describe (Go: C code called through cgo, and runtime.systemstack's callees, run on the
+ * thread's system stack; the frame pointer still names the goroutine's last record, on its
+ * stack in Go's heap). Taken only where the tables gave no step and the record in the stack
+ * did not either, when fp lies in another readable, writable, non-executable mapping and the
+ * records there chain: FL_SWITCH_RECORDS in a row, each a return address that follows a call
+ * into an image's text, the next record further up the same mapping (the last may be 0, the
+ * outermost). The walk's bounds become that mapping. */
+#define FL_SWITCH_RECORDS 3u
+static bool stack_switch(fl_walk_env_t *bounds, const fl_regs_t *r, fl_regs_t *next) {
+    const fl_walk_env_t *env = bounds;
+    uint64_t fp = fl_regs_fp(r), at = fp, rec[2], cfp = 0, cpc = 0;
+    if (!env->maps || !env->images || !fp || (fp & 7) || in_stack(env, fp)) return false;
+    const fl_map_t *m = fl_maps_find(env->maps, fp);
+    if (!m || (m->perms & (FL_MAP_R | FL_MAP_W | FL_MAP_X)) != (FL_MAP_R | FL_MAP_W)) return false;
+    for (unsigned k = 0; k < FL_SWITCH_RECORDS; k++) {
+        if (at < m->start || m->end - at < 16 || fl_read(env->mem, at, rec, sizeof rec)) return false;
+        uint64_t ret = fl_unwind_strip_pac(rec[1]);
+        if (!fl_images_is_text(env->images, ret) || !fl_unwind_arch_is_return_address(env->mem, ret))
+            return false;
+        if (k == 0) cfp = rec[0], cpc = ret;
+        if (rec[0] == 0 && k > 0) break;
+        if (rec[0] <= at || rec[0] >= m->end || (rec[0] & 7)) return false;
+        at = rec[0];
+    }
+    bounds->stack_lo = m->start;
+    bounds->stack_hi = m->end;
+    fl_unwind_arch_set(next, cpc, fp + 16, cfp);
+    return true;
+}
+
 /* Last resort: the nearest stack slot above sp holding a return address (a value inside code
  * that follows a call instruction). Bounded to FL_SCAN_WORDS slots. */
 #define FL_SCAN_WORDS 512u
@@ -441,7 +473,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
             if ((res->count == 1 || injected) && entry_step(env, &r, &cpc, &csp)) {
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
                 method = csp == sp ? FL_FRAME_LR : FL_FRAME_SCAN;
-            } else if (fp_step(env, &next) == 0) {
+            } else if (fp_step(env, &next) == 0 || stack_switch(&bounds, &r, (next = r, &next))) {
                 method = FL_FRAME_FP;
             } else if (scan_step(env, (next = r, &next)) == 0) {
                 method = FL_FRAME_SCAN;

@@ -12,8 +12,10 @@ static bool clone_word(const char *p) {
                                         "lto_priv", "localalias", "llvm", "__uniq",
                                         "clone",  "specialized", "abi0"}; /* (abi0: Go's assembly) */
     if (*p >= '0' && *p <= '9') {
+        /* A number alone, or before more suffixes ("f.0", "f.0.isra.0"); not a name's own
+         * part (Go's "main.init.0.func1": the first init function's closure). */
         while (*p >= '0' && *p <= '9') p++;
-        return *p == 0 || *p == '.';
+        return *p == 0 || (*p == '.' && clone_word(p + 1));
     }
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t n = strlen(words[i]);
@@ -117,6 +119,12 @@ void fl_tool_sig_normalize(const char *name, char *buf, size_t cap) {
             if (!end) end = n;
             put(&o, tmp + i, end - i);
             i = end;
+        } else if (c == '(' && i > 0 && tmp[i - 1] == '.') {
+            /* Go's method receiver ("sync.(*Mutex).Unlock"): part of the name, kept whole. */
+            size_t end = match(tmp, i, '(', ')');
+            if (!end) break;
+            put(&o, tmp + i, end - i);
+            i = end;
         } else if (c == '(') {
             if (strncmp(tmp + i, "(anonymous namespace)", 21) == 0) {
                 put(&o, tmp + i, 21);
@@ -173,7 +181,8 @@ bool fl_tool_sig_is_machinery(const char *name) {
         "runtime.sigfwdgo", "runtime.sigfwd", "runtime.sigtrampgo", "runtime.sigtramp",
         "runtime.cgoSigtramp", "runtime.sighandler", "runtime.badsignal", "runtime.sigpanic",
         "runtime.throw", "runtime.fatal", "runtime.startpanic_m", "runtime.dopanic_m",
-        "runtime.gopanic", "runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall"};
+        "runtime.gopanic", "runtime.systemstack", "runtime.systemstack_switch", "runtime.mcall",
+        "sync.fatal", "sync.throw"}; /* (the sync package's way to them) */
     static const char *const prefixes[] = {"fl_", "std::__throw_", "_Unwind_",
                                            "runtime.fatalthrow", "runtime.fatalpanic",
                                            "runtime.panic", "runtime.goPanic"};

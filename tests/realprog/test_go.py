@@ -7,7 +7,9 @@
 # faulting pc and each frame's pc) and nm (the C functions' ranges). Checks: a fault in C code
 # reached through cgo and a nil pointer read in Go code each leave Go's traceback, the death by
 # SIGABRT and one report whose crashed thread holds Go's frames with Go's pcs, the faulting
-# frame named (the frame under runtime.sigpanic holds the faulting pc itself) and every thread
+# frame named (the frame under runtime.sigpanic holds the faulting pc itself), the goroutine
+# past Go's switches to its system stack (asmcgocall, and systemstack for a fatal error, the
+# `unlock` case) as Go walks it, and every thread
 # captured (Go's handler for faultline's capture signal is kept behind faultline's); triage
 # groups by the faulting code; a recovered panic leaves no report; a signal the program waits
 # for with os/signal on faultline's capture signal still reaches it; GOTRACEBACK set by the
@@ -74,7 +76,7 @@ def go_frames(text, header):
     while i + 1 < len(lines) and lines[i]:
         m = re.search(r" pc=0x([0-9a-f]+)$", lines[i + 1])
         if m:
-            out.append((lines[i].split("(")[0], int(m.group(1), 16)))
+            out.append((lines[i][:lines[i].rfind("(")], int(m.group(1), 16)))  # (the arguments')
         i += 2
     return out
 
@@ -89,30 +91,41 @@ def threads_ok(doc, what):
           f"{doc.get('notes')})")
 
 
+def aborted(name, message):
+    """Runs `crash name`; checks Go's message, the death by SIGABRT and one report. Returns
+    (the run, the report's JSON, its crashed thread's frames as [(symbol without .abi0, pc)]),
+    or None."""
+    r, reps = crash(name, name)
+    if not check(r.returncode == 128 + signal.SIGABRT and message in r.stderr and len(reps) == 1,
+                 f"{name}: Go's {message!r}, death by SIGABRT ({r.returncode}), one report "
+                 f"({len(reps)}): {r.stderr[-400:]!r}"):
+        return None
+    doc = json.loads(run([args.faultline, "show", "--json", reps[0]]).stdout)
+    doc["report"] = reps[0]
+    ours = [(f["symbol"].removesuffix(".abi0"), int(f["pc"], 16)) for f in doc["threads"][0]["frames"]]
+    return r, doc, ours
+
+
 def signature(rep):
     tri = run([args.faultline, "triage", "--json", rep]).stdout
     return json.loads(tri)[0]["signature"] if tri.strip() else ""
 
 
 # 1. A fault in C code reached through cgo.
-r, reps = crash("cgo", "cgo")
-m = re.search(r"\[signal SIGSEGV: segmentation violation code=\S+ addr=0x0 pc=0x([0-9a-f]+)\]",
-              r.stderr)
-check(r.returncode == 128 + signal.SIGABRT and "fatal error: unexpected signal" in r.stderr and
-      m and len(reps) == 1,
-      f"cgo: Go's traceback ({bool(m)}), death by SIGABRT ({r.returncode}), one report "
-      f"({len(reps)}): {r.stderr[-400:]!r}")
-if m and reps:
+got = aborted("cgo", "fatal error: unexpected signal")
+m = got and re.search(r"\[signal SIGSEGV: segmentation violation code=\S+ addr=0x0 "
+                      r"pc=0x([0-9a-f]+)\]", got[0].stderr)
+if check(m, "cgo: Go says where the fault was"):
+    r, doc, ours = got
     fault_pc = int(m.group(1), 16)
-    doc = json.loads(run([args.faultline, "show", "--json", reps[0]]).stdout)
     fr = doc["threads"][0]["frames"]
-    pcs = [int(f["pc"], 16) for f in fr]
+    pcs = [pc for _, pc in ours]
     i = pcs.index(fault_pc) if fault_pc in pcs else -1
     check(doc["signal"]["name"] == "SIGABRT" and doc["threads"][0]["crashed"] and i > 0 and
           fr[i - 1]["symbol"] == "runtime.sigpanic" and fr[i]["symbol"] == nm_name(fault_pc) and
           (fr[i]["symbol"] or "").startswith("c_fault"),
           f"cgo: the faulting pc, Go's ({fault_pc:#x}), under runtime.sigpanic and named as nm "
-          f"names it ({nm_name(fault_pc)}): {[(f['pc'], f['symbol']) for f in fr[max(i - 1, 0):i + 3]]}")
+          f"names it ({nm_name(fault_pc)}): {ours[max(i - 1, 0):i + 3]}")
     callers = [nm_name(pc - 1) or "" for pc in pcs[i + 1:i + 3]] if i > 0 else []
     check(len(callers) == 2 and callers[0].startswith("c_middle") and
           callers[1].endswith("_Cfunc_c_entry") and
@@ -120,24 +133,26 @@ if m and reps:
           f"cgo: then c_middle and the cgo wrapper per nm ({callers})")
     # Go's walk of the system stack it crashed on ("runtime stack:"): the same frames, pcs.
     gs = go_frames(r.stderr, "runtime stack:")
-    ours = [(f["symbol"].removesuffix(".abi0"), int(f["pc"], 16)) for f in fr]
     check(gs and gs[-1][0] == "runtime.sigpanic" and i >= len(gs) and
           ours[i - len(gs):i] == gs,
           f"cgo: Go's runtime stack, frame by frame ({gs}) above the fault ({ours[:i]})")
+    # Past the switch from the system stack (runtime.asmcgocall) the goroutine that called into
+    # C, by its frame records: Go's walk of it frame by frame to its end, but runtime.cgocall,
+    # whose return address no record holds.
+    gg = [g for g in go_frames(r.stderr, "goroutine 1 [syscall]:") if g[0] != "runtime.cgocall"]
+    a = next((j for j, f in enumerate(ours) if f[0] == "runtime.asmcgocall"), -1)
+    check(len(gg) >= 4 and a > i and ours[a + 1:] == gg,
+          f"cgo: past runtime.asmcgocall, Go's walk of the goroutine ({gg}) in ours ({ours[a + 1:]})")
     threads_ok(doc, "cgo")
-    sig = signature(reps[0])
+    sig = signature(doc["report"])
     check(re.fullmatch(r"c_fault \| c_middle \| _cgo_[0-9a-f]+_Cfunc_c_entry", sig),
           f"cgo: triage groups by the C code, past Go's crash machinery ({sig!r})")
 
 # 2. A nil pointer read in Go code, not recovered: Go's panic, then SIGABRT.
-r, reps = crash("gopanic", "gopanic")
-check(r.returncode == 128 + signal.SIGABRT and "panic: runtime error: invalid memory address" in
-      r.stderr and len(reps) == 1,
-      f"gopanic: Go's panic message, death by SIGABRT ({r.returncode}), one report ({len(reps)})")
-if reps:
-    doc = json.loads(run([args.faultline, "show", "--json", reps[0]]).stdout)
+got = aborted("gopanic", "panic: runtime error: invalid memory address")
+if got:
+    r, doc, ours = got
     fr = doc["threads"][0]["frames"]
-    ours = [(f["symbol"].removesuffix(".abi0"), int(f["pc"], 16)) for f in fr]
     gs = [("runtime.gopanic" if n == "panic" else n, pc)
           for n, pc in go_frames(r.stderr, "goroutine 1 [running]:")]
     k = next((j for j in range(len(ours)) if ours[j:j + len(gs)] == gs), -1)
@@ -151,9 +166,24 @@ if reps:
           int(gf["pc"], 16) == int(m.group(1), 16) and nm_name(int(gf["pc"], 16)) == "main.goFault",
           f"gopanic: main.goFault under runtime.sigpanic, at Go's faulting pc ({gf})")
     threads_ok(doc, "gopanic")
-    sig = signature(reps[0])
+    sig = signature(doc["report"])
     check(sig.startswith("main.goFault | main.main | runtime.main"),
           f"gopanic: triage groups by the Go code ({sig!r})")
+
+# 2b. A fatal error Go raises on its system stack (runtime.systemstack): past the switch, the
+# goroutine, frame by frame as Go walks it.
+got = aborted("unlock", "fatal error: sync: unlock of unlocked mutex")
+if got:
+    r, doc, ours = got
+    gs = go_frames(r.stderr, "goroutine 1 [running]:")
+    s_ = next((j for j, f in enumerate(ours) if f[0] == "runtime.systemstack"), -1)
+    check(len(gs) >= 5 and s_ > 0 and ours[s_ + 1:] == gs,
+          f"unlock: past runtime.systemstack, Go's walk of the goroutine ({gs}) in ours "
+          f"({ours[s_ + 1:]})")
+    threads_ok(doc, "unlock")
+    sig = signature(doc["report"])
+    check(sig == "sync.(*Mutex).unlockSlow | main.goUnlock | main.main",
+          f"unlock: triage groups by the code that unlocked ({sig!r})")
 
 # 3. Recovered panics: Go's own business, no report.
 r, reps = crash("recover", "recover")

@@ -58,7 +58,11 @@ int main(void) {
     /* Malformed input is cut, never overrun. */
     norm("broken<unclosed(int", "broken");
     norm("runtime.raise.abi0", "runtime.raise"); /* Go's assembly functions */
-    norm("main.init.0.func1", "main.init");
+    norm("main.init.0.func1", "main.init.0.func1"); /* Go: the first init's closure */
+    norm("main.init.0", "main.init"); /* (as a C name's numeric suffix would be) */
+    norm("sync.(*Mutex).unlockSlow", "sync.(*Mutex).unlockSlow"); /* Go's method receiver */
+    norm("main.T.Method", "main.T.Method");
+    norm("f.0.isra.0", "f");
     char small[8];
     fl_tool_sig_normalize("a_rather_long_name(int)", small, sizeof small);
     CHECK_STREQ(small, "a_rathe");
@@ -73,7 +77,7 @@ int main(void) {
         "runtime.raise", "runtime.dieFromSignal", "runtime.sigfwdgo", "runtime.sigtramp",
         "runtime.crash", "runtime.fatalthrow", "runtime.fatalthrow.func1", "runtime.throw",
         "runtime.sigpanic", "runtime.gopanic", "runtime.fatalpanic", "runtime.panicmem",
-        "runtime.goPanicIndex"};
+        "runtime.goPanicIndex", "sync.fatal"};
     for (size_t i = 0; i < sizeof machinery / sizeof machinery[0]; i++)
         if (!fl_tool_sig_is_machinery(machinery[i])) {
             CHECK(!"machinery not recognised");

@@ -4,6 +4,7 @@
 //   crash gopanic   a nil pointer read in Go code, not recovered
 //   crash recover   three nil pointer reads in Go code, each recovered; exits 0
 //   crash notify    waits (os/signal) for the highest real-time signal, which the test sends
+//   crash unlock    unlocks an unlocked sync.Mutex: a fatal error Go raises on its system stack
 // Each first starts four goroutines that sleep, and says "ready" on stdout.
 package main
 
@@ -18,6 +19,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -25,6 +27,11 @@ import (
 //go:noinline
 func goCaller(where int) int {
 	return int(C.c_entry(C.long(where)))
+}
+
+//go:noinline
+func goUnlock(mu *sync.Mutex) {
+	mu.Unlock()
 }
 
 //go:noinline
@@ -69,6 +76,9 @@ func main() {
 			}
 		}
 		fmt.Println("recovered", n)
+	case "unlock":
+		var mu sync.Mutex
+		goUnlock(&mu)
 	case "notify":
 		select {
 		case s := <-ch:
@@ -77,7 +87,7 @@ func main() {
 			fmt.Println("timed out")
 		}
 	default:
-		fmt.Fprintln(os.Stderr, "usage: crash cgo|gopanic|recover|notify")
+		fmt.Fprintln(os.Stderr, "usage: crash cgo|gopanic|recover|notify|unlock")
 		os.Exit(2)
 	}
 }
