@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "elf/elf.h"
 #include "frames/frames.h"
@@ -261,9 +262,84 @@ static void test_live(void) {
     CHECK(any_cfi);
 }
 
+/* ---- a frame record on another stack (docs/unwinding.md, step 3b) ---- */
+
+static fl_maps_t g_maps;
+static char g_maps_scratch[1 << 16];
+static fl_image_list_t g_no_cfi; /* the live images without their unwind tables (as Go's code) */
+
+/* A real return address: it follows a call instruction in this program's text. */
+NOINLINE static uint64_t return_address(void) {
+    uint64_t r = (uint64_t)(uintptr_t)__builtin_return_address(0);
+    NOTAIL();
+    return r;
+}
+
+/* Frame 0 a call through NULL on stack A, whose fp names a chain of `n` records on stack B (a
+ * mapping of its own, with PROT_NONE pages around), the last with return address `last`; B's
+ * protection `prot`; code without unwind tables (g_no_cfi). The frames walked. */
+static unsigned switch_walk(unsigned n, uint64_t ret, uint64_t last, int prot, fl_frame_t *f,
+                            fl_walk_result_t *res) {
+    size_t page = 4096, span = 16 * page;
+    char *m = mmap(NULL, 5 * span, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) return 0;
+    uint64_t *a = (uint64_t *)(m + span), *b = (uint64_t *)(m + 3 * span);
+    mprotect(a, span, PROT_READ | PROT_WRITE);
+    mprotect(b, span, PROT_READ | PROT_WRITE);
+    memset(a, 0, span);
+    memset(b, 0, span);
+    uint64_t base = (uint64_t)(uintptr_t)b;
+    for (unsigned k = 0; k < n; k++) { /* records at b[32], b[64], ...: each next one higher */
+        b[32 * (k + 1)] = k + 1 < n ? base + 8ull * 32 * (k + 2) : 0;
+        b[32 * (k + 1) + 1] = k + 1 < n ? ret : last;
+    }
+    if (mprotect(b, span, prot) != 0) { /* (PROT_EXEC on data may be refused: no such case) */
+        munmap(m, 5 * span);
+        return UINT32_MAX;
+    }
+    fl_maps_read(&g_maps, g_maps_scratch, sizeof g_maps_scratch);
+    fl_regs_t r;
+    memset(&r, 0, sizeof r);
+    for (unsigned i = 0; i < fl_regs_count(); i++) { /* pc 0; lr 0 and [sp] 0: no entry step */
+        const char *nm = fl_regs_name(i);
+        if (!strcmp(nm, "rsp") || !strcmp(nm, "sp")) r.r[i] = (uint64_t)(uintptr_t)&a[64];
+        if (!strcmp(nm, "rbp") || !strcmp(nm, "fp")) r.r[i] = base + 8ull * 32;
+    }
+    fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_no_cfi,
+                         .stack_lo = (uint64_t)(uintptr_t)a, .stack_hi = (uint64_t)(uintptr_t)a + span,
+                         .use_cfi = true, .maps = &g_maps};
+    fl_frames_walk(&env, &r, f, 16, res);
+    munmap(m, 5 * span);
+    return res->count;
+}
+
+static void test_stack_switch(void) {
+    fl_frame_t f[16];
+    fl_walk_result_t res;
+    uint64_t ret = return_address();
+    g_no_cfi = g_live_images;
+    for (unsigned i = 0; i < g_no_cfi.count; i++) {
+        g_no_cfi.image[i].eh_frame_hdr = g_no_cfi.image[i].eh_frame_hdr_size = 0;
+        g_no_cfi.image[i].eh_frame = g_no_cfi.image[i].eh_frame_size = 0;
+    }
+    /* Three records chain on B: followed there, and on to the end of B's chain. */
+    CHECK_EQ_U64(switch_walk(3, ret, ret, PROT_READ | PROT_WRITE, f, &res), 4);
+    CHECK(f[1].method == FL_FRAME_FP && f[1].pc == ret && f[3].pc == ret);
+    CHECK(f[2].sp > f[1].sp && f[3].sp > f[2].sp);
+    /* A longer chain: the same, to its end. */
+    CHECK_EQ_U64(switch_walk(6, ret, ret, PROT_READ | PROT_WRITE, f, &res), 7);
+    /* Two records only, the third's return address follows no call: not followed. */
+    CHECK_EQ_U64(switch_walk(3, ret, ret + 1, PROT_READ | PROT_WRITE, f, &res), 1);
+    /* B not writable, or executable (code, not a stack): not followed. */
+    CHECK_EQ_U64(switch_walk(3, ret, ret, PROT_READ, f, &res), 1);
+    unsigned x = switch_walk(3, ret, ret, PROT_READ | PROT_WRITE | PROT_EXEC, f, &res);
+    CHECK(x == 1 || x == UINT32_MAX);
+}
+
 int main(void) {
     test_synthetic();
     test_stack_bottom();
     test_live();
+    test_stack_switch();
     TEST_END();
 }
