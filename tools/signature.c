@@ -11,11 +11,14 @@ static bool clone_word(const char *p) {
     static const char *const words[] = {"cold",   "constprop", "isra",  "part",
                                         "lto_priv", "localalias", "llvm", "__uniq",
                                         "clone",  "specialized", "abi0"}; /* (abi0: Go's assembly) */
-    if (*p >= '0' && *p <= '9') {
-        /* A number alone, or before more suffixes ("f.0", "f.0.isra.0"); not a name's own
-         * part (Go's "main.init.0.func1": the first init function's closure). */
+    /* A number alone, or before more suffixes ("f.0", "f.0.isra.0"); not a name's own part
+     * (Go's "main.init.0.func1": the first init function's closure). (A loop over numbers: a
+     * hostile name may hold thousands.) */
+    while (*p >= '0' && *p <= '9') {
         while (*p >= '0' && *p <= '9') p++;
-        return *p == 0 || (*p == '.' && clone_word(p + 1));
+        if (*p == 0) return true;
+        if (*p != '.') return false;
+        p++;
     }
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
         size_t n = strlen(words[i]);
