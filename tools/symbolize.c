@@ -38,6 +38,11 @@ struct fl_tool_symbolizer {
     ident_t **ids; /* per report image, resolved on first use */
     fl_tool_perfmap_t *jit; /* loaded at the first frame in no image */
     bool jit_tried;
+    /* The frame resolved last, and whether it is a call a runtime injected (the views resolve
+     * a thread's frames in order: the frame under it need not resolve it again). */
+    const Faultline__Thread *last_th;
+    size_t last_index;
+    bool last_injected;
 };
 
 fl_tool_symstore_t *fl_tool_symstore_new(const fl_tool_symopts_t *opts) {
@@ -452,9 +457,14 @@ static bool exact_pc(const Faultline__Thread *th, size_t k) {
 void fl_tool_symbolize(fl_tool_symbolizer_t *s, const Faultline__Thread *th, size_t index,
                        fl_tool_sym_t *out) {
     bool exact = exact_pc(th, index);
-    if (!exact) {
+    if (!exact && s->last_th == th && s->last_index + 1 == index) {
+        exact = s->last_injected;
+    } else if (!exact) {
         resolve_frame(s, th->frames[index - 1], exact_pc(th, index - 1), out);
         exact = injected_call(out->mangled);
     }
     resolve_frame(s, th->frames[index], exact, out);
+    s->last_th = th;
+    s->last_index = index;
+    s->last_injected = injected_call(out->mangled);
 }
