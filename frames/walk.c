@@ -84,6 +84,21 @@ static int fp_record(const fl_walk_env_t *env, uint64_t sp, uint64_t fp, uint64_
     return 0;
 }
 
+/* Whether the code before pc is a call instruction, its bytes read in place where the walk's
+ * threads stand still (not `concurrent`) and the memory map showed them readable, as the unwind
+ * tables are (a system call each through the safe reader: one per frame the tables do not
+ * step, Go's and a JIT's); else through the walk's reader. */
+static bool follows_call(const fl_walk_env_t *env, uint64_t pc) {
+    const fl_map_t *m;
+    fl_reader_t code;
+    if (!env->concurrent && env->maps && pc >= 8 && (m = fl_maps_find(env->maps, pc - 8)) &&
+        (m->perms & FL_MAP_R) && pc <= m->end) {
+        fl_reader_init_range(&code, m->start, m->end, env->mem);
+        return fl_unwind_arch_is_return_address(&code, pc);
+    }
+    return fl_unwind_arch_is_return_address(env->mem, pc);
+}
+
 /* The frame-pointer stepper for the full walk: a record that also yields a plausible caller. */
 static int fp_step(const fl_walk_env_t *env, fl_regs_t *r) {
     uint64_t sp = fl_regs_sp(r), cfp, cpc, csp;
@@ -468,8 +483,7 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
              * signal interrupted, whose pc follows no call either: its walk stays as it was.) */
             bool injected = res->count > 1 && fl_unwind_arch_entry_on_stack &&
                             !(res->count > 2 && (out[res->count - 2].flags & FL_FRAME_TRAMPOLINE)) &&
-                            is_code(env, fl_regs_pc(&r), false) &&
-                            !fl_unwind_arch_is_return_address(env->mem, fl_regs_pc(&r));
+                            is_code(env, fl_regs_pc(&r), false) && !follows_call(env, fl_regs_pc(&r));
             if ((res->count == 1 || injected) && entry_step(env, &r, &cpc, &csp)) {
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
                 method = csp == sp ? FL_FRAME_LR : FL_FRAME_SCAN;
