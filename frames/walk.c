@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /* The stack walker: an ordered list of steppers (CFI, frame pointer, function entry), each
  * producing a caller that must pass the same plausibility checks. */
-/* Order, per step: the unwind tables (CFI), then (frame 0) the caller as the function's entry left
- * it (the return address on top of the stack, or arm64's lr), then the frame-pointer record, then
- * a bounded scan for a return address. */
+/* Order, per step: the unwind tables (CFI), then (frame 0, or a frame under a call a runtime
+ * injected) the caller as the function's entry left it (the return address on top of the stack,
+ * or arm64's lr), then the frame-pointer record (on the stack, or on another stack it leads to),
+ * then a bounded scan for a return address. */
 
 #include "frames/unwind_internal.h"
 
