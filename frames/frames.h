@@ -280,8 +280,14 @@ void fl_walk_env_stack(fl_walk_env_t *env, const fl_map_t *sm, uint64_t sp, fl_r
  *      compact unwind's DWARF entries name), exact even in code without frame pointers, in
  *      prologues and in leaf functions; Darwin's compact unwind (exact at call sites); a signal
  *      trampoline recognised by its code; LLVM libunwind for a step the evaluator declines;
- *   2. the frame-pointer record, under the same trust checks (code without unwind tables);
- *   3. the link register (arm64, frame 0 only).
+ *   2. the frame-pointer record, under the same trust checks (code without unwind tables); or,
+ *      where the record lies on another stack (env->maps: another readable, writable,
+ *      non-executable mapping where three records chain), that stack, which bounds the walk
+ *      from there (Go's switches to its system stack);
+ *   3. the caller as the function's entry left it: the link register (arm64) or the return
+ *      address on top of the stack (x86_64), at frame 0 and (x86_64) at a frame whose pc
+ *      follows no call (a call a runtime injected at a fault: Go's runtime.sigpanic); then a
+ *      bounded scan. docs/unwinding.md has the whole table.
  * Why CFI before frame pointers: see docs/unwinding.md (a frame-pointer chain through code built
  * without frame pointers looks valid and silently skips callers). Images in env->images with
  * tables_lo/hi set (fl_images_map_tables) have their tables read in place.
