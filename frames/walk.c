@@ -150,8 +150,7 @@ static bool stack_switch(fl_walk_env_t *bounds, const fl_regs_t *r, fl_regs_t *n
     for (unsigned k = 0; k < FL_SWITCH_RECORDS; k++) {
         if (at < m->start || m->end - at < 16 || fl_read(env->mem, at, rec, sizeof rec)) return false;
         uint64_t ret = fl_unwind_strip_pac(rec[1]);
-        if (!fl_images_is_text(env->images, ret) || !fl_unwind_arch_is_return_address(env->mem, ret))
-            return false;
+        if (!fl_images_is_text(env->images, ret) || !follows_call(env, ret)) return false;
         if (k == 0) cfp = rec[0], cpc = ret;
         if (rec[0] == 0 && k > 0) break;
         if (rec[0] <= at || rec[0] >= m->end || (rec[0] & 7)) return false;
