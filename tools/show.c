@@ -39,7 +39,7 @@ static void header_block(FILE *o, const Faultline__Header *h) {
     row(o, "Reason:", fl_tool_clean(h->reason));
 }
 
-static void exception_block(FILE *o, const Faultline__Report *r) {
+static void exception_block(FILE *o, const Faultline__Report *r, fl_tool_symbolizer_t *sym) {
     const Faultline__Signal *s = r->signal;
     char buf[256];
     if (r->mach_exception) {
@@ -75,6 +75,20 @@ static void exception_block(FILE *o, const Faultline__Report *r) {
     } else if (s && s->crashed_tid) {
         snprintf(buf, sizeof buf, "tid %" PRId32 " (not in the report)", s->crashed_tid);
         row(o, "Crashed Thread:", buf);
+    }
+    /* Past the crash machinery (an abort's, a runtime's that ended the crash: Go's from
+     * runtime.raise to the frame under runtime.sigpanic), where triage's signature starts. */
+    int site = c >= 0 && !fl_tool_is_hang(r) ? fl_tool_crash_site(r, sym) : -1;
+    if (site > 0) {
+        const Faultline__Thread *t = r->threads[c];
+        fl_tool_sym_t fs;
+        fl_tool_symbolize(sym, t, (size_t)site, &fs);
+        if (fs.symbol)
+            snprintf(buf, sizeof buf, "frame %zu, %s + %" PRIu64, fl_tool_frame_depth(t, (size_t)site),
+                     fl_tool_clean(fs.symbol), fs.offset);
+        else
+            snprintf(buf, sizeof buf, "frame %zu", fl_tool_frame_depth(t, (size_t)site));
+        row(o, "Crash Site:", buf);
     }
     if (r->threads_total)
         snprintf(buf, sizeof buf, "%zu listed of %" PRIu32, r->n_threads, r->threads_total);
@@ -153,7 +167,7 @@ void fl_tool_show_text(FILE *o, const Faultline__Report *r, bool truncated,
                 r->n_images, r->complete ? "" : " (the writer did not finish)");
     header_block(o, r->header);
     fputc('\n', o);
-    exception_block(o, r);
+    exception_block(o, r, sym);
     if (r->n_annotations) {
         fprintf(o, "\nAnnotations:\n");
         for (size_t i = 0; i < r->n_annotations; i++)

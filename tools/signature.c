@@ -253,6 +253,34 @@ static size_t crash_top(const Faultline__Report *r, int t, size_t n) {
     return 0;
 }
 
+/* The first frame of thread t past the crash machinery (n when all of it is machinery), and
+ * where the crash began (*from: crash_top). */
+static size_t past_machinery(const Faultline__Report *r, fl_tool_symbolizer_t *s, int t,
+                             size_t n, size_t *from) {
+    const Faultline__Thread *th = r->threads[t];
+    char key[FL_TOOL_SIG_NAME_MAX];
+    /* The machinery ends at the last machinery frame of the leading run of machinery and
+     * unnamed frames: without debug symbols a libc-internal frame (__pthread_kill_implementation
+     * is not exported) has no name, yet raise and abort above it still mark it. */
+    size_t start = *from = crash_top(r, t, n);
+    for (size_t k = *from; k < n; k++) {
+        bool named = frame_key(r, s, th, k, key, sizeof key);
+        if (th->frames[k]->signal_trampoline || (named && fl_tool_sig_is_machinery(key)))
+            start = k + 1; /* (a handler that raised the signal again is machinery too) */
+        else if (named) break;
+    }
+    return start;
+}
+
+int fl_tool_crash_site(const Faultline__Report *r, fl_tool_symbolizer_t *s) {
+    int t = fl_tool_sig_thread(r);
+    if (t < 0 || t != fl_tool_crashed_thread(r)) return -1;
+    const Faultline__Thread *th = r->threads[t];
+    size_t n = th->n_frames < FL_TOOL_SIG_SCAN_MAX ? th->n_frames : FL_TOOL_SIG_SCAN_MAX, from;
+    size_t start = past_machinery(r, s, t, n, &from);
+    return (int)(start < n ? start : from);
+}
+
 int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsigned nframes,
                       char *buf, size_t cap) {
     int t = fl_tool_sig_thread(r);
@@ -262,16 +290,7 @@ int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsig
     if (nframes == 0) nframes = 1;
     if (nframes > FL_TOOL_SIG_FRAMES_MAX) nframes = FL_TOOL_SIG_FRAMES_MAX;
     char last[FL_TOOL_SIG_NAME_MAX] = "", key[FL_TOOL_SIG_NAME_MAX];
-    /* The machinery ends at the last machinery frame of the leading run of machinery and
-     * unnamed frames: without debug symbols a libc-internal frame (__pthread_kill_implementation
-     * is not exported) has no name, yet raise and abort above it still mark it. */
-    size_t from = crash_top(r, t, n), start = from;
-    for (size_t k = from; k < n; k++) {
-        bool named = frame_key(r, s, th, k, key, sizeof key);
-        if (th->frames[k]->signal_trampoline || (named && fl_tool_sig_is_machinery(key)))
-            start = k + 1; /* (a handler that raised the signal again is machinery too) */
-        else if (named) break;
-    }
+    size_t from, start = past_machinery(r, s, t, n, &from);
     /* A hang is grouped apart from any crash in the same place. */
     const char *prefix = fl_tool_is_hang(r) ? "hang: " : "";
     size_t base = strlen(prefix) < cap ? strlen(prefix) : 0;

@@ -217,6 +217,10 @@ int fl_tool_sig_thread(const Faultline__Report *r);
  * Returns the length, or -1 when the report has no thread with frames. */
 int fl_tool_signature(const Faultline__Report *r, fl_tool_symbolizer_t *s, unsigned nframes,
                       char *buf, size_t cap);
+/* Where the signature of a crash starts in its crashed thread: the frame index past the crash
+ * machinery (a runtime's or libc's abort path, a handler that raised again), or where the
+ * crash began when all of it is machinery; -1 without a crashed thread with frames. */
+int fl_tool_crash_site(const Faultline__Report *r, fl_tool_symbolizer_t *s);
 
 /* ---- Command-line plumbing shared by show, symbolicate and triage (cli.c) ---- */
 

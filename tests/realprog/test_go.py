@@ -106,6 +106,13 @@ def aborted(name, message):
     return r, doc, ours
 
 
+def site_row(rep):
+    """The `Crash Site:` row of faultline show's text view ("" if none)."""
+    out = run([args.faultline, "show", rep]).stdout
+    return next((l.split(":", 1)[1].strip() for l in out.splitlines()
+                 if l.startswith("Crash Site:")), "")
+
+
 def signature(rep):
     tri = run([args.faultline, "triage", "--json", rep]).stdout
     return json.loads(tri)[0]["signature"] if tri.strip() else ""
@@ -144,6 +151,8 @@ if check(m, "cgo: Go says where the fault was"):
     check(len(gg) >= 4 and a > i and ours[a + 1:] == gg,
           f"cgo: past runtime.asmcgocall, Go's walk of the goroutine ({gg}) in ours ({ours[a + 1:]})")
     threads_ok(doc, "cgo")
+    site = site_row(doc["report"])
+    check(site.startswith(f"frame {i}, c_fault"), f"cgo: show's Crash Site is the fault ({site!r})")
     sig = signature(doc["report"])
     check(re.fullmatch(r"c_fault \| c_middle \| _cgo_[0-9a-f]+_Cfunc_c_entry", sig),
           f"cgo: triage groups by the C code, past Go's crash machinery ({sig!r})")
@@ -166,6 +175,9 @@ if got:
           int(gf["pc"], 16) == int(m.group(1), 16) and nm_name(int(gf["pc"], 16)) == "main.goFault",
           f"gopanic: main.goFault under runtime.sigpanic, at Go's faulting pc ({gf})")
     threads_ok(doc, "gopanic")
+    site = site_row(doc["report"])
+    check(gf is not None and site == f"frame {fr.index(gf)}, main.goFault + 0",
+          f"gopanic: show's Crash Site is the fault ({site!r})")
     sig = signature(doc["report"])
     check(sig.startswith("main.goFault | main.main | runtime.main"),
           f"gopanic: triage groups by the Go code ({sig!r})")
