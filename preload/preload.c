@@ -67,9 +67,10 @@ static void drop_from_ld_preload(void) {
  * glibc for compatibility on every architecture it supports). */
 extern int libc_sigaction(int, const struct sigaction *, struct sigaction *) __asm__("__sigaction");
 
-/* The program's sigaction, signal and ISO C signal (a strict C program's `signal` is
- * __sysv_signal): SIG_DFL for a crash signal keeps faultline's action in place, with the default
- * after the report (fl_crash_app_sigaction); anything else goes to glibc unchanged. AS-SAFE. */
+/* The program's sigaction (and, through it, its signal, ISO C signal and sigset): SIG_DFL for a
+ * crash signal keeps faultline's action in place, with the default after the report
+ * (fl_crash_app_sigaction); faultline's capture signal keeps its responder, the program's action
+ * kept behind it (fl_threads_app_sigaction); anything else goes to glibc unchanged. AS-SAFE. */
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
                                                      struct sigaction *old) {
     if (fl_threads_stands_in(sig)) return fl_threads_app_sigaction(act, old);
