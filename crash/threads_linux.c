@@ -148,21 +148,16 @@ static void forward(int sig, siginfo_t *info, void *uc) {
         if (i == 1000) return; /* (a writer stopped mid-change by this very signal) */
     }
     bool info_fn = a.sa_flags & SA_SIGINFO;
+    struct sigaction dfl;
+    fl_memset(&dfl, 0, sizeof dfl);
+    dfl.sa_handler = SIG_DFL;
     if (!info_fn && a.sa_handler == SIG_IGN) return;
     if (!info_fn && a.sa_handler == SIG_DFL) {
-        struct sigaction dfl;
-        fl_memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
         if (fl_crash_set_action(sig, &dfl, NULL) == 0)
             fl_sys_tgkill((int)fl_sys_getpid(), (int)fl_sys_gettid(), sig);
         return;
     }
-    if (a.sa_flags & SA_RESETHAND) {
-        struct sigaction dfl;
-        fl_memset(&dfl, 0, sizeof dfl);
-        dfl.sa_handler = SIG_DFL;
-        fl_threads_app_sigaction(&dfl, NULL);
-    }
+    if (a.sa_flags & SA_RESETHAND) fl_threads_app_sigaction(&dfl, NULL);
     sigset_t m = a.sa_mask, was;
     for (int i = 0; i < FL_CRASH_SIGNAL_COUNT; i++)
         if (fl_crash_signals[i] != SIGABRT) sigdelset(&m, fl_crash_signals[i]);

@@ -85,10 +85,11 @@ static int fp_record(const fl_walk_env_t *env, uint64_t sp, uint64_t fp, uint64_
     return 0;
 }
 
-/* Whether the code before pc is a call instruction, its bytes read in place where the walk's
- * threads stand still (not `concurrent`) and the memory map showed them readable, as the unwind
- * tables are (a system call each through the safe reader: one per frame the tables do not
- * step, Go's and a JIT's); else through the walk's reader. */
+/* Whether the code before pc is a call instruction (every return-address check of the walk),
+ * its bytes read in place where the walk's threads stand still (not `concurrent`) and the
+ * memory map showed them readable, as the unwind tables are (a system call each through the
+ * safe reader: one per frame the tables do not step, and one per candidate of the scan); else
+ * through the walk's reader. */
 static bool follows_call(const fl_walk_env_t *env, uint64_t pc) {
     const fl_map_t *m;
     fl_reader_t code;
@@ -127,7 +128,7 @@ static bool entry_step(const fl_walk_env_t *env, const fl_regs_t *r, uint64_t *c
         !plausible_step(env, sp, *cpc, *csp, true, true))
         return false;
     if (!is_code(env, fl_regs_pc(r), true)) return true;
-    if (!fl_unwind_arch_is_return_address(env->mem, *cpc)) return false;
+    if (!follows_call(env, *cpc)) return false;
     return fp_record(env, sp, fl_regs_fp(r), &cfp, &rpc, &rsp) != 0 || rpc != *cpc;
 }
 
@@ -182,7 +183,7 @@ static int scan_step(const fl_walk_env_t *env, fl_regs_t *r) {
         v = fl_unwind_strip_pac(words[i - base]);
         /* (not into code in no image: a JIT's heap holds many stale code addresses) */
         if (!plausible_step(env, sp, v, slot + 8, false, false) ||
-            !fl_unwind_arch_is_return_address(env->mem, v))
+            !follows_call(env, v))
             continue;
         /* A callee with a frame record pushed the caller's frame pointer right below the slot. */
         uint64_t fp = fl_regs_fp(r), saved;

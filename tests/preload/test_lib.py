@@ -18,7 +18,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from tooltest import check, crashed_pc0, finish, nm_range, run  # noqa: E402
+from tooltest import check, crash_site, crashed_pc0, finish, nm_range, run  # noqa: E402
 
 ap = argparse.ArgumentParser()
 for name in ("--faultline", "--plain", "--preload", "--workdir"):
@@ -470,8 +470,7 @@ if check(r.returncode == -signal.SIGABRT and len(rep) == 1,
     slide = int(next(i for i in doc["images"] if i["is_main"])["slide"], 16)
     k = next((i for i, f in enumerate(doc["threads"][0]["frames"])
               if i > 0 and mlo <= int(f["pc"], 16) - slide - 1 < mhi), -1)
-    site = next((l.split(":", 1)[1].strip() for l in run([args.faultline, "show", rep[0]])
-                 .stdout.splitlines() if l.startswith("Crash Site:")), "")
+    site = crash_site(args.faultline, rep[0])
     named = k > 0 and doc["threads"][0]["frames"][k - 1].get("symbol")
     if not named:  # (under qemu the host CLI has no symbols for the guest's libc: no machinery)
         print(f"SKIPPED: abort: Crash Site: abort's frames have no names here ({site!r})")

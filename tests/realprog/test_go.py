@@ -24,7 +24,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-from tooltest import check, finish, run, setup  # noqa: E402
+from tooltest import check, crash_site, finish, run, setup  # noqa: E402
 
 args = setup("--preload")
 go = shutil.which("go") or ("/usr/lib/go/bin/go" if os.path.exists("/usr/lib/go/bin/go") else None)
@@ -106,13 +106,6 @@ def aborted(name, message):
     return r, doc, ours
 
 
-def site_row(rep):
-    """The `Crash Site:` row of faultline show's text view ("" if none)."""
-    out = run([args.faultline, "show", rep]).stdout
-    return next((l.split(":", 1)[1].strip() for l in out.splitlines()
-                 if l.startswith("Crash Site:")), "")
-
-
 def signature(rep):
     tri = run([args.faultline, "triage", "--json", rep]).stdout
     return json.loads(tri)[0]["signature"] if tri.strip() else ""
@@ -151,7 +144,7 @@ if check(m, "cgo: Go says where the fault was"):
     check(len(gg) >= 4 and a > i and ours[a + 1:] == gg,
           f"cgo: past runtime.asmcgocall, Go's walk of the goroutine ({gg}) in ours ({ours[a + 1:]})")
     threads_ok(doc, "cgo")
-    site = site_row(doc["report"])
+    site = crash_site(args.faultline, doc["report"])
     check(site.startswith(f"frame {i}, c_fault"), f"cgo: show's Crash Site is the fault ({site!r})")
     sig = signature(doc["report"])
     check(re.fullmatch(r"c_fault \| c_middle \| _cgo_[0-9a-f]+_Cfunc_c_entry", sig),
@@ -175,7 +168,7 @@ if got:
           int(gf["pc"], 16) == int(m.group(1), 16) and nm_name(int(gf["pc"], 16)) == "main.goFault",
           f"gopanic: main.goFault under runtime.sigpanic, at Go's faulting pc ({gf})")
     threads_ok(doc, "gopanic")
-    site = site_row(doc["report"])
+    site = crash_site(args.faultline, doc["report"])
     check(gf is not None and site == f"frame {fr.index(gf)}, main.goFault + 0",
           f"gopanic: show's Crash Site is the fault ({site!r})")
     sig = signature(doc["report"])

@@ -109,6 +109,13 @@ def crashed_pc0(doc):
     return int(t["frames"][0]["pc"], 16) - int(main_img["slide"], 16) if t["crashed"] else None
 
 
+def crash_site(faultline, rep):
+    """The `Crash Site:` row of `faultline show`'s text view of report rep ("" if none)."""
+    out = run([faultline, "show", rep]).stdout
+    return next((l.split(":", 1)[1].strip() for l in out.splitlines()
+                 if l.startswith("Crash Site:")), "")
+
+
 def finish():
     print(f"{_count['passed']} passed, {_count['failed']} failed")
     sys.exit(1 if _count["failed"] else 0)
