@@ -11,9 +11,15 @@
 #                              fl_memcpy's byte loop, which the real build turns into calls to
 #                              memcpy, and distort the instruction counts; it calls nothing but
 #                              what emu_rt.c defines (emu.py refuses binds to libraries).
+#   OUT/ARCH/ref/*.o           the benchmark's reference (emu_ref.c): LLVM libunwind from zig's
+#                              lib/libunwind (libunwind.cpp, -O2, no threads, no exceptions)
+#                              and emu_ref.c, its entry and the libSystem names it needs
 #   OUT/ARCH/FP-OPT            cases.c (FP: fp = -fno-omit-frame-pointer, omitfp =
 #                              -fomit-frame-pointer; OPT: O0, O2, Os), cases_ARCH.s, emu_rt.c,
-#                              emu_walk.c and the walker, linked -nostdlib: no libSystem call
+#                              emu_walk.c and the walker, then the reference (linked last, so
+#                              that the functions ahead of the cases' are the walker's alone:
+#                              frame 0's LC_FUNCTION_STARTS scan passes over them), linked
+#                              -nostdlib: no libSystem call
 #   OUT/list                   "ARCH FP-OPT path" for each program
 #   OUT/stamp                  written last; nothing is rebuilt while it is newer than the inputs
 # Zig's caches go to OUT/zig-cache.
@@ -24,6 +30,8 @@ out=$(cd "$2" && pwd)
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 export ZIG_GLOBAL_CACHE_DIR="$out/zig-cache" ZIG_LOCAL_CACHE_DIR="$out/zig-cache"
+unwind=$("$zig" env | sed -n 's/.*"lib_dir": *"\([^"]*\)".*/\1/p')/libunwind
+[ -f "$unwind/src/libunwind.cpp" ] || { echo "build.sh: no libunwind sources in $unwind" >&2; exit 1; }
 
 WALKER="base/errors.c base/strings.c base/reader.c base/images.c base/maps.c
         macho/macho_image.c macho/macho_symbols.c macho/compact_unwind.c
@@ -55,14 +63,27 @@ for arch in x86_64 arm64; do
     "$zig" cc -target $target -c $lib -o "$d/walker/emu_walk.o" "$here/emu_walk.c"
     # shellcheck disable=SC2086
     "$zig" cc -target $target -c $lib -ffreestanding -o "$d/walker/emu_rt.o" "$here/emu_rt.c"
+    mkdir -p "$d/ref"
+    rm -f "$d/ref"/*.o
+    "$zig" c++ -target $target -c -O2 -DNDEBUG -D_LIBUNWIND_HAS_NO_THREADS \
+        -D_LIBUNWIND_IS_NATIVE_ONLY -fno-exceptions -fno-rtti -fno-threadsafe-statics \
+        -fno-stack-protector -nostdinc++ -I"$unwind/include" -o "$d/ref/libunwind.o" \
+        "$unwind/src/libunwind.cpp"
+    # shellcheck disable=SC2086
+    "$zig" cc -target $target -c $lib -I"$unwind/include" -o "$d/ref/emu_ref.o" "$here/emu_ref.c"
     for fp in fp omitfp; do
         case $fp in fp) fpflag=-fno-omit-frame-pointer ;; omitfp) fpflag=-fomit-frame-pointer ;; esac
         for opt in O0 O2 Os; do
             # zig cc adds UBSan traps at -O0 (a NULL load would be a ud2/brk, not a fault).
+            # (compiled apart, so that the link's order - the order of the text - is the
+            # walker's, the cases', then the reference's: zig places sources after objects)
             "$zig" cc -target $target -"$opt" "$fpflag" -fno-stack-protector \
-                -fno-sanitize=undefined -nostdlib \
-                -Wl,-e,_emu_main -Wl,-u,_emu_walk -o "$d/$fp-$opt" "$here/cases.c" "$here/cases_$arch.s" \
-                "$d"/walker/*.o
+                -fno-sanitize=undefined -c -o "$d/cases-$fp-$opt.o" "$here/cases.c"
+            "$zig" cc -target $target -c -o "$d/cases_asm.o" "$here/cases_$arch.s"
+            # (-O2 and -Os links strip functions nothing reaches, as they did with the sources)
+            "$zig" cc -target $target -"$opt" -nostdlib -Wl,-e,_emu_main -Wl,-u,_emu_walk \
+                -Wl,-u,_emu_ref_walk -o "$d/$fp-$opt" "$d"/walker/*.o "$d/cases-$fp-$opt.o" \
+                "$d/cases_asm.o" "$d"/ref/*.o
             echo "$arch $fp-$opt $d/$fp-$opt" >> "$out/list"
         done
     done

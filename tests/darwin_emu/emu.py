@@ -24,6 +24,9 @@
 #      first walk; warm: the same walk again, the CFI row cache filled); then, uncounted, the
 #      same two walks with fl_walk_env_t.frame_regs, whose registers are compared (compare_regs:
 #      frame 0 all reported, later frames the callee-saved ones reported known);
+#   4b. with --reference, the benchmark's reference: LLVM libunwind (emu_ref.c) walks the same
+#      registers in the emulator, its instructions counted per frame the same way (never a
+#      failure of the case: its chain is compared and summarized);
 #   5. prints a table (pass/fail per mode; a failure names the first wrong frame), the encodings
 #      (llvm-objdump-14 --unwind-info, the independent oracle) of the functions each chain went
 #      through, the coverage of every encoding kind, and the instruction counts, also written as
@@ -36,6 +39,7 @@
 #               [--cli-arm64 CLI] [--qemu-arm64 'qemu-aarch64 -L /usr/aarch64-linux-gnu']
 #               [--cmd-x86_64 TEMPLATE] [--cmd-arm64 TEMPLATE] [--arch x86_64,arm64]
 #               [--builds fp-O2,...] [--cases leaf,...] [--modes a,b] [--bench FILE] [--strict]
+#               [--reference] [--profile] [--sweep]
 #               [--no-build] [--verbose]
 # A command TEMPLATE is split like a shell line; {state} is replaced by the state file's path (or
 # the path is appended). Environment: FL_EMU_CMD_X86_64, FL_EMU_CMD_ARM64 override the commands.
@@ -428,10 +432,13 @@ INSN_LIMIT = 20_000_000
 A_HEADER, A_PHASE, A_COUNT, A_FRAMES = 320, 368, 384, 456
 A_PASSES, A_REG_COUNT, A_REG_FRAMES, A_FRAME_REGS = 37320, 37328, 37376, 61952
 A_SIZE = 340480  # sizeof(emu_walk_args_t)
+REF_ARGS = 0x630000000  # emu_ref_args_t (emu_ref.c): regs[40], header, image range, sections
+R_PHASE, R_FRAMES = 384, 408  # ..., max; then phase, count, last, frames[512][2]
+REF_ARGS_SIZE = 0x3000
 assert A_SIZE <= ARGS_SIZE
 DWARF_REGS = 33  # fl_dwarf_regs_t: r[33], valid
 PASSES = 3  # frame pointers only; the crash path's walk, cold; the same, warm
-WALKS = ("fp-only", "cold", "warm")
+WALKS = ("fp-only", "cold", "warm", "libunwind")  # the last: the reference (emu_ref.c)
 REG_PASSES = 2  # passes 3, 4: as cold and warm, with env.frame_regs (emu_walk.c)
 REG_WALKS = ("cold", "warm")
 METHODS = {0: "unknown", 1: "context", 2: "cfi", 3: "fp", 4: "lr", 5: "scan"}
@@ -702,16 +709,16 @@ class Emulation:
         set_call(uc, p.arch, top, MAGIC, ARGS)
         return p.sym("emu_walk")
 
-    def _run_walk(self, entry):
+    def _run_walk(self, entry, who="the walker"):
         uc, p = self.uc, self.p
         try:
             uc.emu_start(entry, MAGIC, count=INSN_LIMIT)
         except U.UcError as e:
             pc = uc.reg_read(self.PC)
-            raise HarnessError(f"the walker faulted in the emulator: {e} at pc {pc:#x} "
+            raise HarnessError(f"{who} faulted in the emulator: {e} at pc {pc:#x} "
                                f"({p.symbolize(pc)})") from e
         if uc.reg_read(self.PC) != MAGIC:
-            raise HarnessError(f"emu_walk did not return within {INSN_LIMIT} instructions")
+            raise HarnessError(f"{who} did not return within {INSN_LIMIT} instructions")
 
     def _walk_result(self, count_at, frames_at, k):
         """Frames, stop reason and count of pass k from the arrays at count_at (count,
@@ -836,6 +843,57 @@ class Emulation:
                 regs.append({names[d]: v[d] for d in range(DWARF_REGS) if valid >> d & 1})
             reg_out.append({"frames": frames, "reason": reason, "regs": regs})
         return out, reg_out
+
+    def walk_reference(self):
+        """The benchmark's reference: LLVM libunwind (emu_ref.c) on the same faulting state,
+        after walk_inside (its stack and return address). Returns {'frames': [(pc, sp,
+        'libunwind')], 'reason', 'begin', 'costs', 'reads'} as walk_inside's walks (reads: 0,
+        libunwind reads memory directly)."""
+        uc, p = self.uc, self.p
+        uc.mem_map(REF_ARGS, REF_ARGS_SIZE, U.UC_PROT_READ | U.UC_PROT_WRITE)
+        info = p.m.section("__TEXT", "__unwind_info")
+        eh = p.m.section("__TEXT", "__eh_frame")
+        sec = []
+        for x in (info, eh):
+            sec += [x["addr"] + p.slide, x["size"]] if x else [0, 0]
+        uc.mem_write(REF_ARGS, struct.pack("<40Q", *self.regs_array())
+                     + struct.pack("<8Q", p.load, p.lo, p.hi, *sec, FRAMES_MAX))
+        count, marks, seen = [0], [], set()
+
+        def on_code(uc_, addr, size, _):
+            count[0] += 1
+
+        def on_write(uc_, access, addr, size, value, _):
+            if addr == REF_ARGS + R_PHASE:
+                marks.append((count[0], "phase"))
+            elif addr >= REF_ARGS + R_FRAMES:
+                k = (addr - REF_ARGS - R_FRAMES) // 16
+                if k not in seen:
+                    seen.add(k)
+                    marks.append((count[0], "frame"))
+
+        top = WALK_STACK + WALK_STACK_SIZE - 0x40
+        set_call(uc, p.arch, top, MAGIC, REF_ARGS)
+        h1 = uc.hook_add(U.UC_HOOK_CODE, on_code)
+        h2 = uc.hook_add(U.UC_HOOK_MEM_WRITE, on_write, begin=REF_ARGS + R_PHASE,
+                         end=REF_ARGS + R_FRAMES + 16 * FRAMES_MAX - 1)
+        try:
+            self._run_walk(p.sym("emu_ref_walk"), "libunwind")
+        finally:
+            uc.hook_del(h1)
+            uc.hook_del(h2)
+        n, last = struct.unpack("<Qq", uc.mem_read(REF_ARGS + R_PHASE + 8, 16))
+        if n > FRAMES_MAX:
+            raise HarnessError(f"emu_ref_walk wrote {n} frames (at most {FRAMES_MAX})")
+        raw = bytes(uc.mem_read(REF_ARGS + R_FRAMES, 16 * n))
+        frames = [struct.unpack_from("<QQ", raw, 16 * i) + ("libunwind",) for i in range(n)]
+        at = [c for c, what in marks if what == "frame"]
+        walk = [c for c, what in marks if what == "phase"]
+        return {"frames": frames,
+                "reason": f"unw_step returned {last}" if last <= 0 else "frames wanted",
+                "begin": at[0] - walk[-1] if at and walk else None,
+                "costs": [at[i] - at[i - 1] for i in range(1, len(at))],
+                "reads": [0] * max(len(at) - 1, 0)}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1013,9 +1071,11 @@ def step_kind(prog, got, i):
     of the function it stepped from ('compact', 'dwarf', 'fp', 'lr', 'scan'; x86_64's step from
     a function's entry state, the return address on top of the stack, is reported as 'scan')."""
     method = got[i][2]
-    if method == "cfi":
+    if method in ("cfi", "libunwind"):  # (libunwind: the reference, emu_ref.c)
         pc = got[i - 1][0]
         _, _, kind = prog.encoding_at(pc if i == 1 else pc - 1)
+        if method == "libunwind" and kind in ("none", "?"):
+            return "none"
         return "dwarf" if kind.startswith("DWARF") else "compact"
     return method
 
@@ -1119,6 +1179,9 @@ def main():
     ap.add_argument("--verbose", "-v", action="store_true")
     ap.add_argument("--sweep", action="store_true",
                     help="also interrupt int_target at each of its instructions")
+    ap.add_argument("--reference", action="store_true",
+                    help="mode (b): also count LLVM libunwind's steps on the same states "
+                         "(emu_ref.c; in the instruction table as the walk 'libunwind')")
     ap.add_argument("--profile", action="store_true",
                     help="mode (b): instructions of the walks by function")
     args = ap.parse_args()
@@ -1262,7 +1325,15 @@ def main():
                             agg[f[2] if f else hex(a)] = agg.get(f[2] if f else hex(a), 0) + n
                         profiles_frames[arch] = profiles_frames.get(arch, 0) + \
                             sum(len(w["frames"]) for w in walks)
-                    for wname, w in zip(WALKS, walks):
+                    ref = None
+                    if args.reference:  # (never a failure of the case: a benchmark's)
+                        try:
+                            ref = emu.walk_reference()
+                            row["reference"] = compare(prog, expected, ref["frames"],
+                                                       ref["reason"]) or "pass"
+                        except HarnessError as e:
+                            row["reference"] = str(e)
+                    for wname, w in zip(WALKS, walks + [ref] if ref else walks):
                         frames = w["frames"]
                         fw = first_wrong(expected, frames)
                         stepped_from = set()
@@ -1431,6 +1502,30 @@ def main():
                       f"{d[len(d) // 2]} ({dr[len(dr) // 2]} reads), up to frame 0 "
                       f"{b[len(b) // 2] if b else '-'}, after the last frame "
                       f"{e[len(e) // 2] if e else '-'}")
+    refs = [r for r in rows if r.get("reference")]
+    versus = compare_walks(bench)
+    for arch, v in sorted(versus.items()):
+        print(f"  {arch}: the {v['walks']} walks that the walker and libunwind both got whole "
+              f"({v['steps']} steps): instructions a step, the walker cold "
+              f"{v['cold'] / v['steps']:.0f}, warm {v['warm'] / v['steps']:.0f}; libunwind "
+              f"{v['libunwind'] / v['steps']:.0f} (cold / libunwind = "
+              f"{v['cold'] / max(v['libunwind'], 1):.2f})")
+    if refs:
+        print("\nThe reference, LLVM libunwind (emu_ref.c), on the same states: whole chain "
+              "right (pc and sp of every frame) in "
+              + ", ".join(f"{arch} {sum(r['reference'] == 'pass' for r in refs if r['arch'] == arch)}"
+                          f" of {sum(r['arch'] == arch for r in refs)}" for arch in arches)
+              + " cases (the walker: every case); first wrong frames by case:")
+        by = {}
+        for r in refs:
+            if r["reference"] != "pass":
+                by.setdefault((r["arch"], r["case"]), []).append(r["build"])
+        for (arch, case), builds in sorted(by.items()):
+            print(f"  {arch:7} {case:11} {len(builds)} of 6 builds ({', '.join(builds)})")
+        if args.verbose:
+            for r in refs:
+                if r["reference"] != "pass":
+                    print(f"  {r['arch']} {r['build']} {r['case']}: {r['reference']}")
     for arch, agg in sorted(profiles.items()):
         total = sum(agg.values())
         print(f"\nProfile of the walks, {arch}: {total} instructions over "
@@ -1445,7 +1540,7 @@ def main():
             print(f"  {n / steps:10.1f} {100.0 * n / total:5.1f} %  {calls.get(fn, 0) / steps:5.2f}  {fn}")
     if args.bench:
         with open(args.bench, "w") as f:
-            json.dump({"summary": summary, "frames": bench,
+            json.dump({"summary": summary, "versus_libunwind": versus, "frames": bench,
                        "walks": [{"arch": r["arch"], "build": r["build"], "case": r["case"],
                                   "walks": dict(zip(WALKS, r["walks"]))}
                                  for r in rows if r.get("walks")]},
@@ -1463,6 +1558,28 @@ def main():
     if failed or errors or (args.strict and nr):
         return 1
     return 0
+
+
+def compare_walks(bench):
+    """Per arch, over the walks (arch, build, case) whose every step both the walker (cold and
+    warm) and the reference got right, with as many steps: {'walks', 'steps', 'cold', 'warm',
+    'libunwind'} (instructions summed over those steps)."""
+    walks = {}
+    for b in bench:
+        walks.setdefault((b["arch"], b["build"], b["case"]), {}).setdefault(b["walk"], []) \
+            .append(b)
+    out = {}
+    for (arch, _, _), w in sorted(walks.items()):
+        got = [w.get(k, []) for k in ("cold", "warm", "libunwind")]
+        if not got[2] or len({len(g) for g in got}) != 1 or \
+                not all(x["correct"] for g in got for x in g):
+            continue
+        v = out.setdefault(arch, {"walks": 0, "steps": 0, "cold": 0, "warm": 0, "libunwind": 0})
+        v["walks"] += 1
+        v["steps"] += len(got[0])
+        for k, g in zip(("cold", "warm", "libunwind"), got):
+            v[k] += sum(x["instructions"] for x in g)
+    return out
 
 
 def summarize_bench(bench):
