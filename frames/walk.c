@@ -475,17 +475,24 @@ int fl_frames_walk(const fl_walk_env_t *env_in, const fl_regs_t *start, fl_frame
             res->stop_reason = "end of stack (outermost frame)";
             break;
         } else {
-            cfi.valid = false;
-            fl_regs_t next = r;
-            /* Frame 0; or a frame whose pc follows no call: a runtime turned a fault into a
-             * call of its own, made to look as if the faulting instruction had called it (Go's
+            fl_regs_t next = r, full;
+            const fl_regs_t *entry = &r;
+            /* Frame 0; a frame a signal interrupted, whose pc is as exact as frame 0's (it may
+             * lie in a leaf that has pushed nothing: Go's runtime.raise under its handler's
+             * dieFromSignal; its registers are those the signal frame restored, lr with them);
+             * or a frame whose pc follows no call: a runtime turned a fault into a call of its
+             * own, made to look as if the faulting instruction had called it (Go's
              * runtime.sigpanic), so the pc is exact, maybe at the function's entry, and the
-             * frame record at fp may be its caller's (Go's leaves push none). (Not a frame a
-             * signal interrupted, whose pc follows no call either: its walk stays as it was.) */
-            bool injected = res->count > 1 && fl_unwind_arch_entry_on_stack &&
-                            !(res->count > 2 && (out[res->count - 2].flags & FL_FRAME_TRAMPOLINE)) &&
+             * frame record at fp may be its caller's (Go's leaves push none). */
+            bool interrupted = res->count > 2 && (out[res->count - 2].flags & FL_FRAME_TRAMPOLINE);
+            bool injected = res->count > 1 && !interrupted && fl_unwind_arch_entry_on_stack &&
                             is_code(env, fl_regs_pc(&r), false) && !follows_call(env, fl_regs_pc(&r));
-            if ((res->count == 1 || injected) && entry_step(env, &r, &cpc, &csp)) {
+            if (interrupted && cfi.valid) {
+                fl_cfi_cursor_regs(&cfi, &r, &full);
+                entry = &full;
+            }
+            cfi.valid = false;
+            if ((res->count == 1 || interrupted || injected) && entry_step(env, entry, &cpc, &csp)) {
                 fl_unwind_arch_set(&next, cpc, csp, fl_regs_fp(&r));
                 method = csp == sp ? FL_FRAME_LR : FL_FRAME_SCAN;
             } else if (fp_step(env, &next) == 0 || stack_switch(&bounds, &r, (next = r, &next))) {

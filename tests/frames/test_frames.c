@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "elf/elf.h"
 #include "frames/frames.h"
@@ -203,6 +204,14 @@ static fl_frame_t g_live[64];
 static fl_walk_result_t g_live_res;
 static bool g_live_cfi;
 
+static void on_signal(int sig, void (*fn)(int, siginfo_t *, void *)) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = fn;
+    sa.sa_flags = SA_SIGINFO;
+    sigaction(sig, &sa, NULL);
+}
+
 static void on_usr1(int sig, siginfo_t *info, void *uc) {
     (void)sig, (void)info;
     fl_regs_t r;
@@ -240,11 +249,7 @@ static void test_live(void) {
     CHECK(fl_memory_init(FL_MEMORY_NONE) == 0);
     CHECK(fl_elf_images_prepare() == 0);
     CHECK(fl_elf_images_collect(fl_memory_reader(), &g_live_images) == 0);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_sigaction = on_usr1;
-    sa.sa_flags = SA_SIGINFO;
-    sigaction(SIGUSR1, &sa, NULL);
+    on_signal(SIGUSR1, on_usr1);
 
     /* Frame-pointer code: both walkers see the whole chain. */
     static const char *const fp_chain[] = {"fp_leaf", "fp_mid", "fp_top", "main"};
@@ -336,10 +341,52 @@ static void test_stack_switch(void) {
     CHECK(x == 1 || x == UINT32_MAX);
 }
 
+/* ---- a frame a signal interrupted, in code without unwind tables (docs/unwinding.md) ---- */
+
+/* A leaf without unwind tables (no CFI directives: no FDE) that sends a signal with its own
+ * system call: the signal is delivered as the call returns, so the interrupted pc lies in the
+ * leaf, which has pushed nothing (x86_64: its return address is at [sp]; arm64: in lr). */
+void nocfi_leaf_kill(long pid, long sig);
+#if defined(__x86_64__)
+__asm__(".text\n.globl nocfi_leaf_kill\n.type nocfi_leaf_kill,@function\nnocfi_leaf_kill:\n"
+        "  mov $62, %eax\n  syscall\n  ret\n.size nocfi_leaf_kill,.-nocfi_leaf_kill\n");
+#elif defined(__aarch64__)
+__asm__(".text\n.globl nocfi_leaf_kill\n.type nocfi_leaf_kill,%function\nnocfi_leaf_kill:\n"
+        "  mov x8, #129\n  svc #0\n  ret\n.size nocfi_leaf_kill,.-nocfi_leaf_kill\n");
+#endif
+
+static void on_usr2(int sig, siginfo_t *info, void *uc) {
+    (void)sig, (void)info, (void)uc;
+    fl_regs_t r;
+    fl_regs_get_current(&r); /* the walk starts in the handler and crosses the signal frame */
+    fl_walk_env_t env = {.mem = fl_memory_reader(), .images = &g_live_images, .use_cfi = true};
+    fl_frames_walk(&env, &r, g_live, 64, &g_live_res);
+}
+
+NOINLINE void interrupted_caller(void) { nocfi_leaf_kill(getpid(), SIGUSR2); NOTAIL(); }
+NOINLINE void interrupted_top(void) { interrupted_caller(); NOTAIL(); }
+
+/* The walk from inside a handler: past the signal frame, the interrupted leaf (an exact pc, as
+ * frame 0's) must be followed by its caller, as frame 0 would be, not by the caller's caller that
+ * the frame record at fp names. */
+static void test_interrupted_leaf(void) {
+    on_signal(SIGUSR2, on_usr2);
+    memset(&g_live_res, 0, sizeof g_live_res);
+    interrupted_top();
+    static const char *const chain[] = {"nocfi_leaf_kill", "interrupted_caller", "interrupted_top",
+                                        "main"};
+    CHECK(frames_have(chain, 4));
+    unsigned k = 0; /* the caller right after the leaf */
+    while (k < g_live_res.count && strcmp(name_of(g_live[k].pc, k > 0), "nocfi_leaf_kill")) k++;
+    CHECK(k + 1 < g_live_res.count);
+    if (k + 1 < g_live_res.count) CHECK_STREQ(name_of(g_live[k + 1].pc, true), "interrupted_caller");
+}
+
 int main(void) {
     test_synthetic();
     test_stack_bottom();
     test_live();
     test_stack_switch();
+    test_interrupted_leaf();
     TEST_END();
 }
