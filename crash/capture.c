@@ -368,6 +368,9 @@ static int capture(const fl_capture_request_t *req) {
                                      (uint64_t)(uintptr_t)info->si_addr, tid,
                                      FL_SIGINFO_TELLS_ORIGIN);
         fl_report_write_signal(w, &s);
+        static char abort_msg[1024]; /* one capture at a time */
+        if (req->sig == SIGABRT && fl_crash_os_abort_message(abort_msg, sizeof abort_msg))
+            fl_report_write_abort_message(w, abort_msg);
     }
     test_fault(1);
 

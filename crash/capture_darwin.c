@@ -14,6 +14,11 @@ int fl_crash_os_capture_signal(void) { return 0; }
 
 const char *fl_crash_os_process_path(void) { return fl_macho_exe_path(); }
 
+size_t fl_crash_os_abort_message(char *buf, size_t cap) {
+    (void)buf, (void)cap;
+    return 0;
+}
+
 void fl_crash_os_deadline(uint64_t ns) { (void)ns; }
 
 int fl_crash_os_tid(const fl_capture_request_t *req) {

@@ -8,6 +8,28 @@ const char *fl_crash_os_process_path(void) {
     return path;
 }
 
+/* glibc's `struct abort_msg_s { unsigned int size; char msg[]; } *__abort_msg` (GLIBC_PRIVATE):
+ * __libc_message and __assert_fail put the message they print in a mapping of `size` bytes of
+ * its own just before they abort. Where the pointer lies: found at install (dlvsym). */
+static uint64_t g_abort_msg_at;
+
+void fl_crash_os_abort_message_at(const void *at) { g_abort_msg_at = (uint64_t)(uintptr_t)at; }
+
+size_t fl_crash_os_abort_message(char *buf, size_t cap) {
+    const fl_reader_t *mem = fl_memory_reader();
+    uint64_t p;
+    uint32_t size;
+    if (cap < 2 || !g_abort_msg_at || fl_read_u64(mem, g_abort_msg_at, &p) || !p ||
+        fl_read(mem, p, &size, sizeof size) || size <= sizeof size)
+        return 0;
+    size_t n = size - sizeof size < cap - 1 ? size - sizeof size : cap - 1;
+    if (fl_read(mem, p + sizeof size, buf, n)) return 0;
+    buf[n] = 0;
+    n = fl_strlen(buf);
+    while (n && buf[n - 1] == '\n') buf[--n] = 0;
+    return n;
+}
+
 void fl_crash_os_deadline(uint64_t ns) {
     static int timer = -1; /* one crash capture at a time */
     if (ns) {

@@ -329,6 +329,14 @@ int fl_crash_os_tid(const fl_capture_request_t *req);
 /* The executable's path for the report (Linux: read from /proc/self/exe now, fl_elf_exe_path;
  * Darwin: as fl_install found it). AS-SAFE. */
 const char *fl_crash_os_process_path(void);
+/* What the C library said as it aborted the process, into buf (NUL-terminated, cut to cap - 1
+ * bytes, its final newlines dropped): its length, 0 for none. Linux: glibc's __abort_msg, set
+ * by a failed assert() and by the fatal checks of its heap, of a stack protector and of
+ * fortified calls, read through the safe reader; Darwin: none. AS-SAFE. */
+size_t fl_crash_os_abort_message(char *buf, size_t cap);
+/* Linux only: where glibc keeps that message (the address of __abort_msg; NULL: not glibc, or
+ * a static program), as fl_install finds it. NOT AS-SAFE. */
+void fl_crash_os_abort_message_at(const void *at);
 /* Whether the process may go on after this capture (Darwin's EXC_GUARD): then the reserved
  * descriptors are kept. AS-SAFE. */
 bool fl_crash_os_may_continue(const fl_capture_request_t *req);

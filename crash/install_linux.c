@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* What fl_install prepares on Linux: reader, images, alternate stacks, signal handlers. */
+#include <dlfcn.h>
 #include <string.h>
 
 #include "crash/crash.h"
@@ -16,6 +17,10 @@ int fl_crash_platform_install(void) {
     if ((e = fl_memory_init(memory_method_from_env())) != 0 || (e = fl_elf_images_prepare()) != 0)
         return e;
     if ((e = fl_crash_thread_init(false)) != 0 && e != FL_EBUSY) return e;
+#ifdef __GLIBC__
+    /* glibc's message for abort (capture_linux.c): found now, read at a crash */
+    fl_crash_os_abort_message_at(dlvsym(RTLD_DEFAULT, "__abort_msg", "GLIBC_PRIVATE"));
+#endif
     if ((e = fl_threads_install()) != 0) return e;
     /* Threads that already run get their stack through the capture signal's handler. */
     fl_threads_offer_altstacks(FL_OFFER_WAIT_NS);

@@ -13,6 +13,7 @@
  *  "signal": {"number", "name", "code", "code_name", "address", "sender_pid"}, "crashed_tid",
  *  "interrupted_signal": {the same, and "frame": its frame in the crashed thread} (null
  *                        without one: docs/report-format.md),
+ *  "abort_message": what the C library said as it aborted (null without one),
  *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
  *  "hang": {"monitored_tid", "started", "duration_ms" (at least; a number with 3 decimals),
  *           "threshold_ms", "check_interval_ms", "recovered", "sequence"} (null without one),
@@ -176,6 +177,7 @@ static void signal_fields(fl_tool_jw_t *j, const Faultline__Report *r) {
     else
         fl_tool_jw_null(j, "crashed_tid");
     signal_object(j, "interrupted_signal", r->interrupted_signal, true);
+    fl_tool_jw_str(j, "abort_message", r->abort_message && r->abort_message[0] ? r->abort_message : NULL);
 }
 
 static void mach_fields(fl_tool_jw_t *j, const Faultline__MachException *m) {

@@ -115,6 +115,10 @@ static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
         fl_tool_interrupted_text(in, sizeof in, r->interrupted_signal);
         snprintf(value + n, sizeof value - n, ", while handling %s", in);
     }
+    if (r->abort_message && r->abort_message[0]) {
+        size_t n = strlen(value);
+        snprintf(value + n, sizeof value - n, ": %s", r->abort_message);
+    }
     fl_tool_jw_open(j, "exception", '{');
     fl_tool_jw_open(j, "values", '[');
     fl_tool_jw_open(j, NULL, '{');

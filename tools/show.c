@@ -62,6 +62,7 @@ static void exception_block(FILE *o, const Faultline__Report *r, fl_tool_symboli
         fl_tool_interrupted_text(buf, sizeof buf, r->interrupted_signal);
         row(o, "While Handling:", buf);
     }
+    row(o, "Abort Message:", r->abort_message);
     if (r->hang) {
         fl_tool_hang_text(buf, sizeof buf, r);
         row(o, "Hang:", buf);

@@ -96,6 +96,8 @@ void fl_tool_show_tombstone(FILE *o, const Faultline__Report *r, bool truncated,
         fl_tool_interrupted_text(buf, sizeof buf, r->interrupted_signal);
         fprintf(o, "while handling %s\n", buf);
     }
+    if (r->abort_message && r->abort_message[0])
+        fprintf(o, "Abort message: '%s'\n", fl_tool_clean(r->abort_message));
     if (r->mach_exception) {
         char buf[512];
         fl_tool_mach_text(buf, sizeof buf, r->mach_exception);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* A program built without faultline, for `faultline run` and the preload library. Usage:
  *   plain segv | abort | exit N | cat | maps | sleep | threads
+ *   plain assert | double-free | fortify   (glibc aborts the process with a message of its own:
+ *     a failed assert(), its heap's check of a second free(), a fortified strcpy that overflows)
  *   plain own-chain | own-recover | own-exit | own-dfl | own-dfl-iso | own-dfl-raw   (a SIGSEGV
  *     handler of its own, installed in main: chains to the previous action and re-raises |
  *     recovers with siglongjmp | exits 5 | puts SIG_DFL back with signal() and re-raises, dropping
@@ -49,6 +51,8 @@
 #include <linux/filter.h>
 #include <linux/io_uring.h>
 #include <linux/seccomp.h>
+#undef NDEBUG /* (the assert mode's: release builds define it) */
+#include <assert.h>
 #include <stddef.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -202,6 +206,17 @@ int main(int argc, char **argv) {
     const char *m = argc > 1 ? argv[1] : "";
     if (!strcmp(m, "segv")) fault();
     if (!strcmp(m, "abort")) abort();
+    if (!strcmp(m, "assert")) assert(argc > 7 && "the configuration names seven parts");
+    if (!strcmp(m, "double-free")) {
+        char *volatile p = malloc(24);
+        free(p);
+        free(p);
+    }
+    if (!strcmp(m, "fortify")) { /* what _FORTIFY_SOURCE makes of strcpy (argv[0] is longer) */
+        char small[8];
+        __builtin___strcpy_chk(small, argv[0], sizeof small);
+        puts(small);
+    }
     if (!strcmp(m, "exit")) return argc > 2 ? atoi(argv[2]) : 0;
     if (!strcmp(m, "cat")) {
         char buf[4096];
@@ -427,7 +442,7 @@ int main(int argc, char **argv) {
         fflush(stdout);
         fault();
     }
-    fprintf(stderr, "usage: plain segv|abort|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
+    fprintf(stderr, "usage: plain segv|abort|assert|double-free|fortify|exit N|cat|maps|sleep|threads|own-chain|own-recover|"
                     "own-exit|own-dfl|own-dfl-iso|own-dfl-raw|own-dfl-bsd|own-dfl-sysv|own-runtime|own-sigset|own-resethand|"
                     "own-iso-raise|reset-dfl|fds-closed|"
                     "fds-reused DIR FILE|small-altstack|fsize-limit|main-exits|seccomp-kill|"

@@ -10,6 +10,7 @@
 # one whose main thread has exited still gets a whole report. Reports are decoded by the build host's CLI.
 import argparse
 import json
+import re
 import os
 import shutil
 import signal
@@ -477,6 +478,32 @@ if check(r.returncode == -signal.SIGABRT and len(rep) == 1,
     else:
         check(site.startswith(f"frame {k}, main + "),
               f"abort: show's Crash Site is abort's caller, main, frame {k} per nm ({site!r})")
+# What glibc said as it aborted: the report's abort_message is the line glibc printed on stderr
+# (the oracle), in every view; a plain abort() says nothing, and its report has none.
+check(not json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)["abort_message"]
+      if rep else False, "abort: no abort message for a plain abort()")
+for mode, said in (("assert", r"^.*: Assertion `argc > 7 && \"the configuration names seven "
+                              r"parts\"' failed\.$"),
+                   ("double-free", r"^free\(\): double free detected in tcache 2$"),
+                   ("fortify", r"^\*\*\* buffer overflow detected \*\*\*: terminated$")):
+    r, rep = preloaded(mode, mode)
+    if not check(r.returncode == -signal.SIGABRT and len(rep) == 1,
+                 f"{mode}: died of SIGABRT ({r.returncode}) with one report ({len(rep)})"):
+        continue
+    line = next((ln for ln in r.stderr.splitlines() if re.match(said, ln)), None)
+    msg = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)["abort_message"]
+    if check(line is not None and msg == line,
+             f"{mode}: the report's abort message is glibc's line on stderr ({msg!r}, {line!r})"):
+        views = {f: run([args.faultline, "show", "--format", f, rep[0]]).stdout
+                 for f in ("text", "apple", "tombstone")}
+        check(f"Abort Message:       {line}\n" in views["text"] and
+              f"Application Specific Information:\n{line}\n" in views["apple"] and
+              f"Abort message: '{line}'\n" in views["tombstone"],
+              f"{mode}: show, apple and tombstone views give it")
+        val = json.loads(run([args.faultline, "show", "--format", "sentry", rep[0]]).stdout)[
+            "exception"]["values"][0]["value"]
+        check(val.endswith(": " + line), f"{mode}: the Sentry event's exception value ends with it "
+                                         f"({val!r})")
 r, rep = preloaded("threads", "threads")
 if check(r.returncode == -signal.SIGSEGV and len(rep) == 1, "threads: one report"):
     doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)
