@@ -329,6 +329,15 @@ int fl_crash_os_tid(const fl_capture_request_t *req);
 /* The executable's path for the report (Linux: read from /proc/self/exe now, fl_elf_exe_path;
  * Darwin: as fl_install found it). AS-SAFE. */
 const char *fl_crash_os_process_path(void);
+/* The C++ exception std::terminate was called with (terminate.c): fl_install puts a handler of
+ * its own ahead of the C++ library's where one is loaded, which keeps the exception's type and
+ * calls the one it replaced; fl_uninstall puts that one back unless the program set its own
+ * since. NOT AS-SAFE. */
+void fl_crash_terminate_install(void);
+void fl_crash_terminate_uninstall(void);
+/* The type kept (mangled without "_Z", as std::type_info::name gives it: "St13runtime_error"),
+ * or NULL. AS-SAFE. */
+const char *fl_crash_terminate_type(void);
 /* What the C library said as it aborted the process, into buf (NUL-terminated, cut to cap - 1
  * bytes, its final newlines dropped): its length, 0 for none. Linux: glibc's __abort_msg, set
  * by a failed assert() and by the fatal checks of its heap, of a stack protector and of

@@ -148,6 +148,7 @@ int fl_crash_install(const fl_options *opts) {
         close_fds();
         return e;
     }
+    fl_crash_terminate_install();
     g_installed = true;
     return 0;
 }
@@ -172,6 +173,7 @@ void fl_uninstall(void) {
     fl_watchdog_stop();
     fl_run_marker_set_state(&fl_crash_config.marker, FL_RUN_STATE_CLEAN, NULL);
     fl_run_marker_close(&fl_crash_config.marker);
+    fl_crash_terminate_uninstall();
     fl_crash_platform_uninstall();
     close_fds();
     g_installed = false;

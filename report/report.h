@@ -149,6 +149,8 @@ void fl_report_write_signal(fl_report_writer_t *w, const fl_report_signal_t *s);
 void fl_report_write_interrupted_signal(fl_report_writer_t *w, const fl_report_signal_t *s);
 /* Report.abort_message: what the C library said as it aborted the process. AS-SAFE. */
 void fl_report_write_abort_message(fl_report_writer_t *w, const char *msg);
+/* Report.terminate_type: the C++ exception's type std::terminate was called with. AS-SAFE. */
+void fl_report_write_terminate_type(fl_report_writer_t *w, const char *type);
 /* Report.mach_exception, with the type's name ("EXC_BAD_ACCESS") and, where code[0] is a
  * kern_return_t or a machine code with a name, that name. Portable: the values are Mach's ABI. */
 void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e); /* AS-SAFE */

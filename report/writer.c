@@ -12,7 +12,8 @@
 enum {
     F_MAGIC = 1, F_VERSION = 2, F_HEADER = 3, F_SIGNAL = 4, F_THREAD = 5, F_IMAGE = 6,
     F_ANNOTATION = 7, F_NOTE = 8, F_THREADS_TOTAL = 9, F_MACH_EXCEPTION = 10,
-    F_INTERRUPTED_SIGNAL = 12, F_ABORT_MESSAGE = 13, F_COMPLETE = 15,
+    F_INTERRUPTED_SIGNAL = 12, F_ABORT_MESSAGE = 13, F_TERMINATE_TYPE = 14,
+    F_COMPLETE = 15,
     F_MEMORY = 20
 };
 /* Thread fields. */
@@ -213,13 +214,21 @@ void fl_report_write_interrupted_signal(fl_report_writer_t *w, const fl_report_s
     write_signal(w, F_INTERRUPTED_SIGNAL, s);
 }
 
-void fl_report_write_abort_message(fl_report_writer_t *w, const char *msg) {
+static void write_string(fl_report_writer_t *w, unsigned field, const char *s, const char *what) {
     fl_pb_t pb;
     if (!item_begin(w, &pb))
         return;
-    fl_pb_string(&pb, F_ABORT_MESSAGE, msg);
+    fl_pb_string(&pb, field, s);
     if (!item_flush(w, &pb))
-        note_dropped(w, "abort message", UINT64_MAX);
+        note_dropped(w, what, UINT64_MAX);
+}
+
+void fl_report_write_abort_message(fl_report_writer_t *w, const char *msg) {
+    write_string(w, F_ABORT_MESSAGE, msg, "abort message");
+}
+
+void fl_report_write_terminate_type(fl_report_writer_t *w, const char *type) {
+    write_string(w, F_TERMINATE_TYPE, type, "terminate type");
 }
 
 void fl_report_write_mach_exception(fl_report_writer_t *w, const fl_report_mach_exception_t *e) {

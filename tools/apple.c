@@ -169,10 +169,15 @@ static void exception(FILE *o, const Faultline__Report *r) {
 
 static void app_info(FILE *o, const Faultline__Report *r, bool truncated) {
     const Faultline__Header *h = r->header;
-    bool reason = h && h->reason[0], abort_msg = r->abort_message && r->abort_message[0];
-    if (!reason && !abort_msg && !r->n_annotations && !r->n_notes && !truncated) return;
+    char type[512];
+    bool reason = h && h->reason[0], abort_msg = r->abort_message && r->abort_message[0],
+         terminate = fl_tool_terminate_type(r, type, sizeof type);
+    if (!reason && !abort_msg && !terminate && !r->n_annotations && !r->n_notes && !truncated)
+        return;
     fprintf(o, "\nApplication Specific Information:\n");
     if (abort_msg) fprintf(o, "%s\n", fl_tool_clean(r->abort_message));
+    /* (libc++abi's words, which Apple's own logs show for an uncaught C++ exception) */
+    if (terminate) fprintf(o, "terminating due to uncaught exception of type %s\n", fl_tool_clean(type));
     if (reason) fprintf(o, "%s\n", fl_tool_clean(h->reason));
     for (size_t i = 0; i < r->n_annotations; i++)
         fprintf(o, "%s: %s\n", fl_tool_clean(r->annotations[i]->key), fl_tool_clean(r->annotations[i]->value));

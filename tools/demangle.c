@@ -14,6 +14,22 @@ bool fl_tool_demangle(const char *name, unsigned flags, char *buf, size_t cap) {
     return fl_tool_demangle_cxx(name, buf, cap);
 }
 
+const char *fl_tool_terminate_type(const Faultline__Report *r, char *buf, size_t cap) {
+    const char *t = r->terminate_type;
+    if (!t || !t[0] || cap == 0) return NULL;
+    /* A type's mangled name is a typeinfo name's symbol without "_ZTS": demangled as one, the
+     * demangler's words for it taken off. */
+    static const char k_prefix[] = "typeinfo name for ";
+    char sym[FL_TOOL_NAME_MAX], out[FL_TOOL_NAME_MAX];
+    snprintf(sym, sizeof sym, "_ZTS%s", t);
+    if (fl_tool_demangle_cxx(sym, out, sizeof out) &&
+        strncmp(out, k_prefix, sizeof k_prefix - 1) == 0)
+        snprintf(buf, cap, "%s", out + sizeof k_prefix - 1);
+    else
+        snprintf(buf, cap, "%s", t);
+    return buf;
+}
+
 static void print_name(const char *name, unsigned flags) {
     char buf[FL_TOOL_NAME_MAX];
     puts(fl_tool_clean(fl_tool_symbol_display(name, flags, buf, sizeof buf)));

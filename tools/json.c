@@ -14,6 +14,8 @@
  *  "interrupted_signal": {the same, and "frame": its frame in the crashed thread} (null
  *                        without one: docs/report-format.md),
  *  "abort_message": what the C library said as it aborted (null without one),
+ *  "terminate": {"type" (demangled), "mangled"}: the C++ exception std::terminate was called
+ *               with (null without one),
  *  "mach_exception": {"type", "name", "codes": ["0x.."], "code_name"} (null without one),
  *  "hang": {"monitored_tid", "started", "duration_ms" (at least; a number with 3 decimals),
  *           "threshold_ms", "check_interval_ms", "recovered", "sequence"} (null without one),
@@ -178,6 +180,15 @@ static void signal_fields(fl_tool_jw_t *j, const Faultline__Report *r) {
         fl_tool_jw_null(j, "crashed_tid");
     signal_object(j, "interrupted_signal", r->interrupted_signal, true);
     fl_tool_jw_str(j, "abort_message", r->abort_message && r->abort_message[0] ? r->abort_message : NULL);
+    char type[512];
+    if (fl_tool_terminate_type(r, type, sizeof type)) {
+        fl_tool_jw_open(j, "terminate", '{');
+        fl_tool_jw_str(j, "type", type);
+        fl_tool_jw_str(j, "mangled", r->terminate_type);
+        fl_tool_jw_close(j, '}');
+    } else {
+        fl_tool_jw_null(j, "terminate");
+    }
 }
 
 static void mach_fields(fl_tool_jw_t *j, const Faultline__MachException *m) {

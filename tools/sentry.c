@@ -119,6 +119,11 @@ static void exception(fl_tool_jw_t *j, const Faultline__Report *r, int crashed,
         size_t n = strlen(value);
         snprintf(value + n, sizeof value - n, ": %s", r->abort_message);
     }
+    char cxx[256];
+    if (fl_tool_terminate_type(r, cxx, sizeof cxx)) {
+        size_t n = strlen(value);
+        snprintf(value + n, sizeof value - n, ": uncaught C++ exception of type %s", cxx);
+    }
     fl_tool_jw_open(j, "exception", '{');
     fl_tool_jw_open(j, "values", '[');
     fl_tool_jw_open(j, NULL, '{');

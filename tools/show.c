@@ -63,6 +63,7 @@ static void exception_block(FILE *o, const Faultline__Report *r, fl_tool_symboli
         row(o, "While Handling:", buf);
     }
     row(o, "Abort Message:", r->abort_message);
+    row(o, "C++ Exception:", fl_tool_terminate_type(r, buf, sizeof buf));
     if (r->hang) {
         fl_tool_hang_text(buf, sizeof buf, r);
         row(o, "Hang:", buf);

@@ -98,6 +98,10 @@ void fl_tool_show_tombstone(FILE *o, const Faultline__Report *r, bool truncated,
     }
     if (r->abort_message && r->abort_message[0])
         fprintf(o, "Abort message: '%s'\n", fl_tool_clean(r->abort_message));
+    char type[512];
+    if (fl_tool_terminate_type(r, type, sizeof type)) /* (the words of Android's libc++) */
+        fprintf(o, "Abort message: 'terminating due to uncaught exception of type %s'\n",
+                fl_tool_clean(type));
     if (r->mach_exception) {
         char buf[512];
         fl_tool_mach_text(buf, sizeof buf, r->mach_exception);

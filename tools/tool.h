@@ -56,6 +56,9 @@ const char *fl_tool_symbol_display(const char *name, unsigned flags, char *buf, 
  * over C++ for those), then Itanium C++ (fl_tool_demangle_cxx). Writes into buf (cut to cap);
  * false if no demangler takes the name. C++ has a single form: flags change only Swift and Rust. */
 bool fl_tool_demangle(const char *name, unsigned flags, char *buf, size_t cap);
+/* Report.terminate_type demangled into buf (as it is when it does not demangle); NULL without
+ * one. */
+const char *fl_tool_terminate_type(const Faultline__Report *r, char *buf, size_t cap);
 /* Itanium C++ names (demangle_<platform>.c); false if not one or the build has no C++ demangler
  * (Darwin: zig ships no C++ runtime for macOS). */
 bool fl_tool_demangle_cxx(const char *name, char *buf, size_t cap);

@@ -92,6 +92,10 @@ typedef struct fl_options {
 /* Installs the crash handlers (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP, SIGSYS, or the
  * ones of opts->signals), gives
  * the calling thread an alternate signal stack and prepares everything the crash path needs.
+ * Where a C++ library is loaded, it also puts a std::terminate handler ahead of the one in place:
+ * it keeps the type of the exception terminate is called with, for the report of the abort that
+ * follows (Report.terminate_type), then calls the one it replaced; a handler the program sets
+ * later replaces it (fl_uninstall puts the replaced one back unless the program set its own).
  * Returns 0 or a negative FL_E* code; FL_EBUSY if already installed.
  * Call it before starting a runtime that takes faults as part of its work (a JVM, V8, Mono, a
  * WebAssembly runtime's bounds checks): installed after them, faultline's handler runs first and

@@ -25,14 +25,16 @@ ap = argparse.ArgumentParser()
 for name in ("--faultline", "--plain", "--preload", "--workdir"):
     ap.add_argument(name, required=True)
 ap.add_argument("--runner", default="", help="prefix command (e.g. qemu-aarch64 -L SYSROOT)")
+ap.add_argument("--cxx", default="", help="a C++ compiler for throw.cpp (native builds)")
 args = ap.parse_args()
 shutil.rmtree(args.workdir, ignore_errors=True)
 os.makedirs(args.workdir)
 runner = args.runner.split()
 
 
-def run_in(d, *prog, env_extra=None):
-    """Runs plain with the library preloaded and report directory d: (result, reports)."""
+def run_in(d, *prog, env_extra=None, exe=None):
+    """Runs plain (or exe) with the library preloaded and report directory d: (result,
+    reports)."""
     env = {"LD_PRELOAD": os.path.abspath(args.preload), "FAULTLINE_REPORT_DIR": d,
            **(env_extra or {})}
     if runner:  # (qemu-user keeps a pipe of its own in the program's descriptor table)
@@ -43,8 +45,8 @@ def run_in(d, *prog, env_extra=None):
     else:
         cmd, envp = [], dict(os.environ, **env)
     envp.pop("FAULTLINE_SIGNALS", None)
-    r = subprocess.run(cmd + [args.plain, *prog], capture_output=True, text=True, timeout=120,
-                       env=envp)
+    r = subprocess.run(cmd + [exe or args.plain, *prog], capture_output=True, text=True,
+                       timeout=120, env=envp)
     names = os.listdir(d) if os.path.isdir(d) else []  # (a program may remove it)
     return r, sorted(os.path.join(d, f) for f in names if f.endswith(".flr"))
 
@@ -71,11 +73,11 @@ def raised_in_handler(mode, handler, how):
     return os.path.dirname(rep[0])
 
 
-def preloaded(name, *prog, env_extra=None):
+def preloaded(name, *prog, env_extra=None, exe=None):
     """run_in a report directory of its own, workdir/name."""
     d = os.path.join(args.workdir, name)
     os.makedirs(d)
-    return run_in(d, *prog, env_extra=env_extra)
+    return run_in(d, *prog, env_extra=env_extra, exe=exe)
 
 
 lo, hi = nm_range(args.plain, "fault")
@@ -504,6 +506,43 @@ for mode, said in (("assert", r"^.*: Assertion `argc > 7 && \"the configuration 
             "exception"]["values"][0]["value"]
         check(val.endswith(": " + line), f"{mode}: the Sentry event's exception value ends with it "
                                          f"({val!r})")
+# The C++ exception std::terminate was called with: its type is the one the C++ library names on
+# stderr (the oracle: "terminate called after throwing an instance of 'T'"), in every view, and
+# triage's signature starts at the throw; a handler of the program's own, set after the
+# library's, is kept (and then no type is known); a plain abort has none.
+if args.cxx:
+    exe = os.path.join(args.workdir, "throw")
+    cc = run([args.cxx, "-O1", "-g", "-o", exe,
+              os.path.join(os.path.dirname(os.path.abspath(__file__)), "throw.cpp")])
+    check(cc.returncode == 0, f"throw.cpp builds ({cc.stderr[-300:]!r})")
+    for mode in ("uncaught", "noexcept", "own-handler", "abort"):
+        r, rep = preloaded("throw-" + mode, mode, exe=exe)
+        if not check(r.returncode == -signal.SIGABRT and len(rep) == 1,
+                     f"throw {mode}: died of SIGABRT ({r.returncode}) with one report ({len(rep)})"):
+            continue
+        named = re.search(r"terminate called after throwing an instance of '([^']*)'", r.stderr)
+        term = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)["terminate"]
+        if mode in ("own-handler", "abort"):
+            check(term is None, f"throw {mode}: no exception type ({term})")
+            continue
+        if not check(named is not None and term is not None and
+                     term["type"] == named.group(1) == "app::config_error" and
+                     term["mangled"] == "N3app12config_errorE",
+                     f"throw {mode}: the type the C++ library named ({term}, "
+                     f"{named.group(1) if named else None!r})"):
+            continue
+        text = run([args.faultline, "show", rep[0]]).stdout
+        check("C++ Exception:       app::config_error\n" in text,
+              f"throw {mode}: show's C++ Exception row")
+        check("terminating due to uncaught exception of type app::config_error\n" in
+              run([args.faultline, "show", "--format", "apple", rep[0]]).stdout and
+              "Abort message: 'terminating due to uncaught exception of type app::config_error'"
+              in run([args.faultline, "show", "--format", "tombstone", rep[0]]).stdout,
+              f"throw {mode}: the Apple and tombstone views say it")
+        if mode == "uncaught":
+            site = crash_site(args.faultline, rep[0])
+            check(site.split(", ", 1)[-1].startswith("parse_config("),
+                  f"throw uncaught: the crash site is the throw, parse_config ({site!r})")
 r, rep = preloaded("threads", "threads")
 if check(r.returncode == -signal.SIGSEGV and len(rep) == 1, "threads: one report"):
     doc = json.loads(run([args.faultline, "show", "--json", rep[0]]).stdout)

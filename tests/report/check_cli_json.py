@@ -25,8 +25,8 @@ def is_hex(v):
 
 
 top = {"report_id", "truncated", "complete", "process", "time", "os", "arch", "signal",
-       "crashed_tid", "interrupted_signal", "abort_message", "annotations", "threads_total",
-       "threads", "images", "notes", "hang"}
+       "crashed_tid", "interrupted_signal", "abort_message", "terminate", "annotations",
+       "threads_total", "threads", "images", "notes", "hang"}
 check(top <= set(doc), f"top-level keys missing: {top - set(doc)}")
 check(doc["report_id"] == "00112233445566778899aabbccddeeff", "report_id")
 check(doc["hang"] is None, "a crash report has no hang")
@@ -40,7 +40,8 @@ check(doc["signal"] == {"number": 11, "name": "SIGSEGV", "code": 1, "code_name":
                         "address": "0x10", "sender_pid": None}, f"signal {doc['signal']}")
 check(doc["crashed_tid"] == 1001, "crashed_tid")
 check(doc["interrupted_signal"] is None, "no interrupted signal in the sample")
-check(doc["abort_message"] is None, "no abort message in the sample")
+check(doc["abort_message"] is None and doc["terminate"] is None,
+      "no abort message nor C++ exception in the sample")
 check(doc["threads_total"] == 5, f"threads_total {doc['threads_total']}")
 
 if mode == "truncated":
