@@ -14,10 +14,11 @@
 
 #define EXIT_USAGE 2
 #define TRIAGE_FILES_MAX 10000000u /* files looked at in one run; the rest are named as skipped */
-#define SET_MAX 32u                /* distinct app versions / signals listed per group */
+#define SET_MAX 32u                /* distinct app versions / signals / reasons listed per group */
 #define PROGRESS_MIN 200u          /* files before a progress bar is worth drawing */
 
-/* A small set of strings (app versions, signals): the first SET_MAX, then a count of more. */
+/* A small set of strings (app versions, signals, reasons): the first SET_MAX, then a count of
+ * more. */
 typedef struct strset {
     char *v[SET_MAX];
     unsigned n;
@@ -35,6 +36,7 @@ typedef struct group {
     size_t count;
     uint64_t first_ns, last_ns;
     strset_t versions, signals;
+    strset_t reasons; /* why an abort's process aborted: abort_message, terminate_type */
     member_t *m;
     size_t nm, cap;
     char *stack;   /* the representative's crashed thread, rendered (text lines) */
@@ -247,6 +249,12 @@ static void triage_one(triage_t *t, fl_tool_symstore_t *st, const char *path) {
             else snprintf(buf, sizeof buf, "%s", fl_tool_is_hang(r) ? "hang"
                                                  : h && h->kind == FAULTLINE__HEADER__KIND__KIND_SNAPSHOT ? "snapshot" : "none");
             set_add(&g->signals, buf);
+            if (r->abort_message && r->abort_message[0]) set_add(&g->reasons, r->abort_message);
+            char type[512];
+            if (fl_tool_terminate_type(r, type, sizeof type)) {
+                snprintf(buf, sizeof buf, "C++ exception %s", type);
+                set_add(&g->reasons, buf);
+            }
             if (!g->stack || ns < g->rep_ns) {
                 render_stack(g, r, sym, th);
                 g->rep_ns = ns;
@@ -341,6 +349,7 @@ static void print_text(const triage_t *t, group_t **g, size_t n, const files_t *
         printf("    %-12s%s\n    %-12s%s\n", "first seen", a[0] ? a : "-", "last seen", b[0] ? b : "-");
         print_set_text("versions", &g[i]->versions);
         print_set_text("signals", &g[i]->signals);
+        if (g[i]->reasons.n) print_set_text("reasons", &g[i]->reasons);
         printf("    stack of %s:\n%s", fl_tool_clean(g[i]->rep_path), g[i]->stack ? g[i]->stack : "");
         printf("    reports:\n");
         for (size_t k = 0; k < g[i]->nm; k++)
@@ -371,6 +380,7 @@ static void print_json(const triage_t *t, group_t **g, size_t n) {
         else fputs("null", stdout);
         print_set_json("app_versions", &g[i]->versions);
         print_set_json("signals", &g[i]->signals);
+        print_set_json("reasons", &g[i]->reasons);
         fputs(",\n    \"representative\": ", stdout);
         fl_tool_json_string(stdout, g[i]->rep_path);
         printf(",\n    \"stack\": %s", g[i]->stack_json ? g[i]->stack_json : "[]");
@@ -504,6 +514,7 @@ int fl_tool_cmd_triage(int argc, char **argv) {
         for (size_t k = 0; k < g->nm; k++) free(g->m[k].path);
         for (unsigned k = 0; k < g->versions.n; k++) free(g->versions.v[k]);
         for (unsigned k = 0; k < g->signals.n; k++) free(g->signals.v[k]);
+        for (unsigned k = 0; k < g->reasons.n; k++) free(g->reasons.v[k]);
         free(g->m);
         free(g->sig);
         free(g->stack);

@@ -506,6 +506,9 @@ for mode, said in (("assert", r"^.*: Assertion `argc > 7 && \"the configuration 
             "exception"]["values"][0]["value"]
         check(val.endswith(": " + line), f"{mode}: the Sentry event's exception value ends with it "
                                          f"({val!r})")
+        groups = json.loads(run([args.faultline, "triage", "--json", rep[0]]).stdout)
+        check(groups and groups[0].get("reasons") == [line],
+              f"{mode}: triage's group gives it as its reason ({groups[0].get('reasons')})")
 # The C++ exception std::terminate was called with: its type is the one the C++ library names on
 # stderr (the oracle: "terminate called after throwing an instance of 'T'"), in every view, and
 # triage's signature starts at the throw; a handler of the program's own, set after the
@@ -539,6 +542,9 @@ if args.cxx:
               "Abort message: 'terminating due to uncaught exception of type app::config_error'"
               in run([args.faultline, "show", "--format", "tombstone", rep[0]]).stdout,
               f"throw {mode}: the Apple and tombstone views say it")
+        groups = json.loads(run([args.faultline, "triage", "--json", rep[0]]).stdout)
+        check(groups and groups[0].get("reasons") == ["C++ exception app::config_error"],
+              f"throw {mode}: triage's reason ({groups[0].get('reasons') if groups else None})")
         if mode == "uncaught":
             site = crash_site(args.faultline, rep[0])
             check(site.split(", ", 1)[-1].startswith("parse_config("),
