@@ -31,11 +31,22 @@ static void fl_terminate_handler(void) {
     abort(); /* (a terminate handler must not return) */
 }
 
+/* dlsym, leaving no error behind: glibc keeps a failed lookup's message until dlerror has
+ * been called twice (the first returns it, the second frees it), and leak checkers count it. */
+static void *lookup(const char *name) {
+    void *p = dlsym(RTLD_DEFAULT, name);
+    if (!p) {
+        dlerror();
+        dlerror();
+    }
+    return p;
+}
+
 void fl_crash_terminate_install(void) {
     /* Both C++ libraries (libstdc++, libc++abi) export these Itanium ABI names; a program
      * without C++ has neither, and a C++ library loaded later goes without. */
-    g_set = (terminate_fn (*)(terminate_fn))dlsym(RTLD_DEFAULT, "_ZSt13set_terminatePFvvE");
-    g_current_type = (const void *(*)(void))dlsym(RTLD_DEFAULT, "__cxa_current_exception_type");
+    g_set = (terminate_fn (*)(terminate_fn))lookup("_ZSt13set_terminatePFvvE");
+    g_current_type = (const void *(*)(void))lookup("__cxa_current_exception_type");
     if (g_set && g_current_type && !g_previous) g_previous = g_set(fl_terminate_handler);
 }
 
