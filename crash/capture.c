@@ -369,10 +369,10 @@ static int capture(const fl_capture_request_t *req) {
                                      FL_SIGINFO_TELLS_ORIGIN);
         fl_report_write_signal(w, &s);
         static char abort_msg[1024]; /* one capture at a time */
+        const char *type = fl_crash_terminate_type();
         if (req->sig == SIGABRT && fl_crash_os_abort_message(abort_msg, sizeof abort_msg))
             fl_report_write_abort_message(w, abort_msg);
-        if (req->sig == SIGABRT && fl_crash_terminate_type())
-            fl_report_write_terminate_type(w, fl_crash_terminate_type());
+        if (req->sig == SIGABRT && type) fl_report_write_terminate_type(w, type);
     }
     test_fault(1);
 

@@ -334,6 +334,10 @@ const char *fl_crash_os_process_path(void);
  * calls the one it replaced; fl_uninstall puts that one back unless the program set its own
  * since. NOT AS-SAFE. */
 void fl_crash_terminate_install(void);
+/* p, the result of a dlsym-like lookup; when NULL, the lookup's error is freed: glibc keeps a
+ * failed lookup's message until dlerror has been called twice, and leak checkers count it.
+ * NOT AS-SAFE. */
+void *fl_crash_dl_found(void *p);
 void fl_crash_terminate_uninstall(void);
 /* The type kept (mangled without "_Z", as std::type_info::name gives it: "St13runtime_error"),
  * or NULL. AS-SAFE. */

@@ -18,14 +18,9 @@ int fl_crash_platform_install(void) {
         return e;
     if ((e = fl_crash_thread_init(false)) != 0 && e != FL_EBUSY) return e;
 #ifdef __GLIBC__
-    /* glibc's message for abort (capture_linux.c): found now, read at a crash. (A failed
-     * lookup's message is freed by the second dlerror: crash/terminate.c.) */
-    void *abort_msg = dlvsym(RTLD_DEFAULT, "__abort_msg", "GLIBC_PRIVATE");
-    if (!abort_msg) {
-        dlerror();
-        dlerror();
-    }
-    fl_crash_os_abort_message_at(abort_msg);
+    /* glibc's message for abort (capture_linux.c): found now, read at a crash */
+    fl_crash_os_abort_message_at(
+        fl_crash_dl_found(dlvsym(RTLD_DEFAULT, "__abort_msg", "GLIBC_PRIVATE")));
 #endif
     if ((e = fl_threads_install()) != 0) return e;
     /* Threads that already run get their stack through the capture signal's handler. */

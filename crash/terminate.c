@@ -31,16 +31,15 @@ static void fl_terminate_handler(void) {
     abort(); /* (a terminate handler must not return) */
 }
 
-/* dlsym, leaving no error behind: glibc keeps a failed lookup's message until dlerror has
- * been called twice (the first returns it, the second frees it), and leak checkers count it. */
-static void *lookup(const char *name) {
-    void *p = dlsym(RTLD_DEFAULT, name);
-    if (!p) {
+void *fl_crash_dl_found(void *p) {
+    if (!p) { /* (the first returns the message, the second frees it) */
         dlerror();
         dlerror();
     }
     return p;
 }
+
+static void *lookup(const char *name) { return fl_crash_dl_found(dlsym(RTLD_DEFAULT, name)); }
 
 void fl_crash_terminate_install(void) {
     /* Both C++ libraries (libstdc++, libc++abi) export these Itanium ABI names; a program
